@@ -1,0 +1,167 @@
+package fluss
+
+import (
+	"context"
+	"database/sql/driver"
+	"fmt"
+	"math/big"
+	"reflect"
+	"time"
+
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/sqlplan"
+)
+
+// Conn is one connection. Like every database/sql connection it is used by
+// one goroutine at a time; the engine under it is shared and safe for
+// concurrent use.
+type Conn struct {
+	connector *Connector
+	// ownsConnector is set for connections made by Driver.Open, which
+	// release their own engine reference on Close.
+	ownsConnector bool
+	// database is the current database (USE d).
+	database string
+	closed   bool
+}
+
+var (
+	_ driver.Conn               = (*Conn)(nil)
+	_ driver.ConnPrepareContext = (*Conn)(nil)
+	_ driver.QueryerContext     = (*Conn)(nil)
+	_ driver.ExecerContext      = (*Conn)(nil)
+	_ driver.ConnBeginTx        = (*Conn)(nil)
+	_ driver.Pinger             = (*Conn)(nil)
+	_ driver.SessionResetter    = (*Conn)(nil)
+	_ driver.Validator          = (*Conn)(nil)
+	_ driver.NamedValueChecker  = (*Conn)(nil)
+)
+
+func newConn(c *Connector) *Conn {
+	return &Conn{connector: c, database: metadata.DefaultDatabase}
+}
+
+// Prepare parses query into a statement.
+func (c *Conn) Prepare(query string) (driver.Stmt, error) {
+	return c.PrepareContext(context.Background(), query)
+}
+
+// PrepareContext parses query into a statement. The statement is bound to
+// its arguments and the catalog each time it runs.
+func (c *Conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	st, err := sqlplan.Parse(query)
+	if err != nil {
+		return nil, wrapErr(err)
+	}
+	return &Stmt{conn: c, text: query, parsed: st}, nil
+}
+
+// QueryContext parses and runs a query.
+func (c *Conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	st, err := c.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.(*Stmt).QueryContext(ctx, args)
+}
+
+// ExecContext parses and runs a statement.
+func (c *Conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	st, err := c.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.(*Stmt).ExecContext(ctx, args)
+}
+
+// Begin is BeginTx with default options.
+func (c *Conn) Begin() (driver.Tx, error) {
+	return c.BeginTx(context.Background(), driver.TxOptions{})
+}
+
+// BeginTx is not supported yet: fluss writes are atomic per statement, and
+// refusing a transaction is more honest than pretending to hold one.
+func (c *Conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return nil, wrapErr(fmt.Errorf("transactions are not supported yet; each statement is atomic on its own: %w", metadata.ErrUnsupported))
+}
+
+// Ping reports whether the engine is open.
+func (c *Conn) Ping(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if c.closed || c.connector.shared.isClosed() {
+		return driver.ErrBadConn
+	}
+	return nil
+}
+
+// ResetSession returns the connection to the pool's default state: the
+// current database goes back to the default.
+func (c *Conn) ResetSession(ctx context.Context) error {
+	if c.closed || c.connector.shared.isClosed() {
+		return driver.ErrBadConn
+	}
+	c.database = metadata.DefaultDatabase
+	return nil
+}
+
+// IsValid reports whether the connection may be reused.
+func (c *Conn) IsValid() bool {
+	return !c.closed && !c.connector.shared.isClosed()
+}
+
+// Close closes the connection. Idempotent.
+func (c *Conn) Close() error {
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	if c.ownsConnector {
+		return c.connector.Close()
+	}
+	return nil
+}
+
+func (c *Conn) check() error {
+	if c.closed {
+		return driver.ErrBadConn
+	}
+	if c.connector.shared.isClosed() {
+		return wrapErr(metadata.ErrClosed)
+	}
+	return nil
+}
+
+// CheckNamedValue accepts what database/sql's default converter accepts,
+// plus the values fluss binds natively: uint64 over MaxInt64, *big.Int,
+// slices and maps for ARRAY and MAP (and []any for ROW), and metadata's
+// canonical values.
+func (c *Conn) CheckNamedValue(nv *driver.NamedValue) error {
+	switch v := nv.Value.(type) {
+	case uint64, *big.Int, metadata.DecimalValue, metadata.DateValue, metadata.TimeValue, metadata.MapValue:
+		return nil
+	case time.Time, []byte, string, nil:
+		return nil
+	case driver.Valuer:
+		_ = v
+	default:
+		rv := reflect.ValueOf(nv.Value)
+		switch rv.Kind() {
+		case reflect.Slice, reflect.Array, reflect.Map:
+			return nil
+		}
+	}
+	conv, err := driver.DefaultParameterConverter.ConvertValue(nv.Value)
+	if err != nil {
+		return err
+	}
+	nv.Value = conv
+	return nil
+}

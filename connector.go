@@ -1,0 +1,133 @@
+package fluss
+
+import (
+	"context"
+	"database/sql/driver"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/storage"
+)
+
+// Connector owns a reference to an engine. It is safe for concurrent use;
+// database/sql closes it when the *sql.DB is closed, which releases the
+// engine once its last user is gone.
+type Connector struct {
+	cfg    Config
+	shared *sharedEngine
+	once   sync.Once
+	err    error
+}
+
+var (
+	_ driver.Connector = (*Connector)(nil)
+	_ io.Closer        = (*Connector)(nil)
+)
+
+// NewConnector parses dsn (see ParseDSN) and opens its engine, or shares
+// the engine already open on the same directory in this process.
+func NewConnector(dsn string) (*Connector, error) {
+	cfg, err := ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	se, err := acquireEngine(cfg)
+	if err != nil {
+		return nil, wrapErr(err)
+	}
+	return &Connector{cfg: cfg, shared: se}, nil
+}
+
+// Config returns the parsed DSN.
+func (c *Connector) Config() Config { return c.cfg }
+
+// Connect returns a new connection on the shared engine.
+func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if c.shared.isClosed() {
+		return nil, wrapErr(metadata.ErrClosed)
+	}
+	return newConn(c), nil
+}
+
+// Driver returns the fluss driver.
+func (c *Connector) Driver() driver.Driver { return &Driver{} }
+
+// Close releases the connector's engine reference; the engine closes when
+// no connector uses it any more. Idempotent.
+func (c *Connector) Close() error {
+	c.once.Do(func() { c.err = wrapErr(releaseEngine(c.shared)) })
+	return c.err
+}
+
+// sharedEngine is one engine and the number of connectors using it.
+type sharedEngine struct {
+	key    string // directory, or "" for an in-memory engine
+	engine *storage.Engine
+	refs   int // guarded by registry.mu
+	closed bool
+}
+
+func (s *sharedEngine) isClosed() bool {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	return s.closed
+}
+
+// registry maps directories to their open engines, so one process opens
+// each directory once.
+var registry struct {
+	mu      sync.Mutex
+	engines map[string]*sharedEngine // guarded by mu
+}
+
+func acquireEngine(cfg Config) (*sharedEngine, error) {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if !cfg.InMemory {
+		if se, ok := registry.engines[cfg.Dir]; ok {
+			se.refs++
+			return se, nil
+		}
+	}
+	opts := storage.DefaultOptions()
+	opts.Dir = cfg.Dir
+	opts.InMemory = cfg.InMemory
+	opts.Sync = cfg.Sync
+	opts.DefaultBucketNumber = cfg.DefaultBucketNumber
+	opts.SegmentBytes = cfg.SegmentBytes
+	opts.Logger = slog.New(slog.DiscardHandler)
+	eng, err := storage.Open(opts)
+	if err != nil {
+		return nil, err
+	}
+	se := &sharedEngine{key: cfg.Dir, engine: eng, refs: 1}
+	if !cfg.InMemory {
+		if registry.engines == nil {
+			registry.engines = make(map[string]*sharedEngine)
+		}
+		registry.engines[cfg.Dir] = se
+	}
+	return se, nil
+}
+
+func releaseEngine(se *sharedEngine) error {
+	registry.mu.Lock()
+	se.refs--
+	last := se.refs == 0
+	if last {
+		se.closed = true
+		if se.key != "" {
+			delete(registry.engines, se.key)
+		}
+	}
+	registry.mu.Unlock()
+	if last {
+		return se.engine.Close()
+	}
+	return nil
+}

@@ -1,0 +1,219 @@
+package fluss
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flusslite/fluss/metadata"
+)
+
+// Config is a parsed DSN. Build one with ParseDSN; the zero value is not
+// valid.
+type Config struct {
+	// Dir is the data directory, cleaned and absolute; empty when InMemory.
+	Dir string
+	// InMemory is true for ":memory:".
+	InMemory bool
+	// Sync makes every write durable before it returns (DSN sync=on, the
+	// default).
+	Sync bool
+	// DefaultBucketNumber is bucket.num for tables that do not set it.
+	DefaultBucketNumber int
+	// Tiering is "auto" or "off".
+	Tiering string
+	// KvSnapshotInterval is the period of KV snapshots; 0 disables them.
+	KvSnapshotInterval time.Duration
+	// MaxRecordsPerSplit cuts log-only ranges longer than this; 0: never.
+	MaxRecordsPerSplit int64
+	// Location is the time zone TIMESTAMP_LTZ values are returned in.
+	Location *time.Location
+	// SegmentBytes is the size at which a log segment rolls.
+	SegmentBytes int64
+	// Threads bounds the split readers of one query.
+	Threads int
+}
+
+// DSN option keys.
+const (
+	dsnSync               = "sync"
+	dsnDefaultBucketNum   = "default.bucket.number"
+	dsnTiering            = "tiering"
+	dsnKvSnapshotInterval = "kv.snapshot.interval"
+	dsnMaxRecordsPerSplit = "scan.max-records-per-split"
+	dsnLoc                = "loc"
+	dsnSegmentBytes       = "log.segment.file-size"
+	dsnThreads            = "threads"
+)
+
+var dsnKeys = []string{dsnSync, dsnDefaultBucketNum, dsnTiering, dsnKvSnapshotInterval,
+	dsnMaxRecordsPerSplit, dsnLoc, dsnSegmentBytes, dsnThreads}
+
+// MemoryDSN is the DSN of an engine that lives only in memory.
+const MemoryDSN = ":memory:"
+
+// ParseDSN parses a DSN: a directory path, a file: URI or ":memory:",
+// optionally followed by ?key=value options (DESIGN §6). An unknown key or
+// a bad value is an error naming it.
+func ParseDSN(dsn string) (Config, error) {
+	cfg := Config{
+		Sync:                true,
+		DefaultBucketNumber: 1,
+		Tiering:             "auto",
+		KvSnapshotInterval:  10 * time.Minute,
+		Location:            time.UTC,
+		SegmentBytes:        64 << 20,
+		Threads:             runtime.GOMAXPROCS(0),
+	}
+	if strings.TrimSpace(dsn) == "" {
+		return cfg, dsnError("empty DSN: give a directory path, a file: URI or %s", MemoryDSN)
+	}
+	pathPart, query, _ := strings.Cut(dsn, "?")
+	if strings.HasPrefix(pathPart, "file:") {
+		u, err := url.Parse(pathPart)
+		if err != nil {
+			return cfg, dsnError("bad file: URI %q: %v", pathPart, err)
+		}
+		if u.Host != "" && u.Host != "localhost" {
+			return cfg, dsnError("file: URI %q names host %q; only local paths are supported", pathPart, u.Host)
+		}
+		pathPart = u.Path
+		if pathPart == "" {
+			pathPart = u.Opaque
+		}
+		if p, err := url.PathUnescape(pathPart); err == nil {
+			pathPart = p
+		}
+	}
+	switch {
+	case pathPart == MemoryDSN:
+		cfg.InMemory = true
+	case pathPart == "":
+		return cfg, dsnError("DSN %q has no path", dsn)
+	default:
+		abs, err := filepath.Abs(pathPart)
+		if err != nil {
+			return cfg, dsnError("bad path %q: %v", pathPart, err)
+		}
+		cfg.Dir = abs
+	}
+	if query == "" {
+		return cfg, nil
+	}
+	values, err := url.ParseQuery(query)
+	if err != nil {
+		return cfg, dsnError("bad options %q: %v", query, err)
+	}
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		vs := values[k]
+		if len(vs) != 1 {
+			return cfg, dsnError("option %q is given %d times", k, len(vs))
+		}
+		if err := cfg.set(k, vs[0]); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
+
+func (c *Config) set(key, v string) error {
+	bad := func(want string) error {
+		return dsnError("option %s=%q: want %s", key, v, want)
+	}
+	switch key {
+	case dsnSync:
+		switch strings.ToLower(v) {
+		case "on", "true", "1":
+			c.Sync = true
+		case "off", "false", "0":
+			c.Sync = false
+		default:
+			return bad("on or off")
+		}
+	case dsnDefaultBucketNum:
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > metadata.MaxBuckets {
+			return bad(fmt.Sprintf("an integer in [1, %d]", metadata.MaxBuckets))
+		}
+		c.DefaultBucketNumber = n
+	case dsnTiering:
+		switch strings.ToLower(v) {
+		case "auto", "off":
+			c.Tiering = strings.ToLower(v)
+		default:
+			return bad("auto or off")
+		}
+	case dsnKvSnapshotInterval:
+		d, err := metadata.ParseDuration(v)
+		if err != nil || d < 0 {
+			return bad("a duration such as 10m, 90s or '10 min'")
+		}
+		c.KvSnapshotInterval = d
+	case dsnMaxRecordsPerSplit:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return bad("a positive integer")
+		}
+		c.MaxRecordsPerSplit = n
+	case dsnLoc:
+		if v == "" {
+			return bad("a time zone name such as UTC, Local or Europe/Berlin")
+		}
+		loc, err := time.LoadLocation(v)
+		if err != nil {
+			return bad("a time zone name such as UTC, Local or Europe/Berlin")
+		}
+		c.Location = loc
+	case dsnSegmentBytes:
+		n, err := parseBytes(v)
+		if err != nil || n < 1<<10 || n > 1<<40 {
+			return bad("a size between 1kb and 1tb, such as 64mb")
+		}
+		c.SegmentBytes = n
+	case dsnThreads:
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1024 {
+			return bad("an integer in [1, 1024]")
+		}
+		c.Threads = n
+	default:
+		return dsnError("unknown option %q (known: %s)", key, strings.Join(dsnKeys, ", "))
+	}
+	return nil
+}
+
+// parseBytes reads a byte size: a plain number or one with a kb, mb, gb or
+// tb suffix (powers of 1024).
+func parseBytes(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"tb", 1 << 40}, {"b", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			mult = u.m
+			t = strings.TrimSpace(strings.TrimSuffix(t, u.suffix))
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return n * mult, nil
+}
+
+func dsnError(format string, args ...any) error {
+	return &Error{Code: CodeInvalidDSN, Msg: "bad DSN: " + fmt.Sprintf(format, args...), Pos: -1, err: metadata.ErrInvalidOption}
+}

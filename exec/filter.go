@@ -1,0 +1,54 @@
+package exec
+
+import (
+	"context"
+
+	"github.com/flusslite/fluss/sqlplan"
+)
+
+// Filter keeps the rows for which every condition is TRUE (a NULL
+// condition drops the row, as in a SQL WHERE).
+func Filter(in Operator, conds []sqlplan.Expr, layout Layout) (Operator, error) {
+	if len(conds) == 0 {
+		return in, nil
+	}
+	var all sqlplan.Expr = conds[0]
+	for _, c := range conds[1:] {
+		all = &sqlplan.And{L: all, R: c}
+	}
+	b, err := compileBool(all, layout)
+	if err != nil {
+		return nil, err
+	}
+	return &filterOp{in: in, cond: b}, nil
+}
+
+type filterOp struct {
+	in   Operator
+	cond boolBinder
+	sel  []int32
+}
+
+func (f *filterOp) Next(ctx context.Context) (Batch, error) {
+	for {
+		b, err := f.in.Next(ctx)
+		if err != nil {
+			return Batch{}, err
+		}
+		test := f.cond(b.Rec)
+		f.sel = f.sel[:0]
+		n := b.NumRows()
+		for i := 0; i < n; i++ {
+			r := b.Row(i)
+			if test(r) == triTrue {
+				f.sel = append(f.sel, int32(r))
+			}
+		}
+		if len(f.sel) == 0 {
+			continue
+		}
+		return Batch{Rec: b.Rec, Sel: f.sel}, nil
+	}
+}
+
+func (f *filterOp) Close() error { return f.in.Close() }

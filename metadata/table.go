@@ -1,0 +1,451 @@
+package metadata
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultDatabase is the database a connection starts in.
+const DefaultDatabase = "fluss"
+
+// TablePath names a table: database and table name.
+type TablePath struct {
+	Database string `json:"database"`
+	Table    string `json:"table"`
+}
+
+func (p TablePath) String() string { return p.Database + "." + p.Table }
+
+// NonPartitioned is the PartitionID of a bucket of a table without
+// partitions.
+const NonPartitioned int64 = -1
+
+// TableBucket identifies one bucket: of a table, or of one partition of a
+// partitioned table. It is comparable and used as a map key.
+type TableBucket struct {
+	TableID int64 `json:"table_id"`
+	// PartitionID is NonPartitioned for tables without partitions.
+	PartitionID int64 `json:"partition_id"`
+	Bucket      int32 `json:"bucket"`
+}
+
+func (b TableBucket) String() string {
+	if b.PartitionID == NonPartitioned {
+		return fmt.Sprintf("TableBucket{table=%d, bucket=%d}", b.TableID, b.Bucket)
+	}
+	return fmt.Sprintf("TableBucket{table=%d, partition=%d, bucket=%d}", b.TableID, b.PartitionID, b.Bucket)
+}
+
+// PartitionInfo describes one partition of a table.
+type PartitionInfo struct {
+	ID int64 `json:"id"`
+	// Name is the partition values rendered and joined by "$", in
+	// partition-key order (e.g. "2026-01-01$US").
+	Name string `json:"name"`
+	// Values are the rendered partition values in partition-key order.
+	Values []string `json:"values"`
+}
+
+// TableDescriptor is what CREATE TABLE asks for, before the catalog assigns
+// ids and resolves defaults.
+type TableDescriptor struct {
+	Path          TablePath
+	Schema        Schema
+	PartitionKeys []string
+	// Options are the raw WITH options; validated by NewTableInfo.
+	Options map[string]string
+	Comment string
+}
+
+// TableInfo is a created table: its descriptor with ids and every default
+// resolved. It is immutable; ALTER TABLE produces a new TableInfo.
+type TableInfo struct {
+	Path          TablePath         `json:"path"`
+	TableID       int64             `json:"table_id"`
+	SchemaID      int32             `json:"schema_id"`
+	Schema        Schema            `json:"schema"`
+	PartitionKeys []string          `json:"partition_keys,omitempty"`
+	BucketKeys    []string          `json:"bucket_keys,omitempty"`
+	NumBuckets    int               `json:"num_buckets"`
+	Options       map[string]string `json:"options,omitempty"`
+	Comment       string            `json:"comment,omitempty"`
+	CreatedAt     time.Time         `json:"created_at"`
+	// Config is the parsed form of Options.
+	Config TableConfig `json:"-"`
+}
+
+// HasPrimaryKey reports whether the table is a primary-key table.
+func (t *TableInfo) HasPrimaryKey() bool { return len(t.Schema.PrimaryKey) > 0 }
+
+// IsPartitioned reports whether the table has partition keys.
+func (t *TableInfo) IsPartitioned() bool { return len(t.PartitionKeys) > 0 }
+
+// PhysicalPrimaryKey is the primary key minus the partition keys.
+func (t *TableInfo) PhysicalPrimaryKey() []string {
+	var out []string
+	for _, k := range t.Schema.PrimaryKey {
+		if !containsFold(t.PartitionKeys, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// PartitionKeyIndexes returns the column indexes of the partition keys.
+func (t *TableInfo) PartitionKeyIndexes() []int {
+	idx, _ := t.Schema.Indexes(t.PartitionKeys)
+	return idx
+}
+
+// BucketKeyIndexes returns the column indexes of the bucket keys.
+func (t *TableInfo) BucketKeyIndexes() []int {
+	idx, _ := t.Schema.Indexes(t.BucketKeys)
+	return idx
+}
+
+// IsPartitionKey reports whether the named column is a partition key.
+func (t *TableInfo) IsPartitionKey(name string) bool { return containsFold(t.PartitionKeys, name) }
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// OffsetSpec chooses which offset ListOffsets returns per bucket.
+type OffsetSpec int
+
+const (
+	// OffsetEarliest is the log start offset.
+	OffsetEarliest OffsetSpec = iota
+	// OffsetLatest is the high watermark.
+	OffsetLatest
+)
+
+// KvSnapshot is the latest KV snapshot of one bucket of a primary-key table.
+type KvSnapshot struct {
+	SnapshotID int64 `json:"snapshot_id"`
+	// LogOffset is the log offset to read after the snapshot: the
+	// inclusive start of the tail the snapshot does not contain.
+	LogOffset int64 `json:"log_offset"`
+}
+
+// KvSnapshots are the latest KV snapshots of the buckets of a table or of
+// one partition; a bucket without a snapshot has no entry.
+type KvSnapshots struct {
+	TableID     int64
+	PartitionID int64
+	Buckets     map[int32]KvSnapshot
+	NumBuckets  int
+}
+
+// LakeSnapshot is a committed state of a table's lake.
+type LakeSnapshot struct {
+	SnapshotID int64
+	// TieredOffsets maps each tiered bucket to its tiered offset: every
+	// record with a smaller offset is in the lake.
+	TieredOffsets map[TableBucket]int64
+	// PartitionNames maps the partition ids of TieredOffsets to names.
+	PartitionNames map[int64]string
+}
+
+// MaxNameLength is the longest database, table or partition name, as in
+// Fluss.
+const MaxNameLength = 200
+
+// reservedColumns are Fluss's system column names (the changelog virtual
+// table adds the last three in front of the columns).
+var reservedColumns = []string{"__offset", "__timestamp", "__bucket", "_change_type", "_log_offset", "_commit_timestamp"}
+
+// ValidateName checks a database or table name as Fluss does: 1 to 200
+// ASCII letters, digits, '_' or '-', not starting with "__" (reserved for
+// system names). what names the kind of name in the error.
+func ValidateName(what, name string) error {
+	if err := validatePartitionValue(name); err != nil {
+		return fmt.Errorf("%w: %s name %q is invalid: %s", ErrInvalidTable, what, name, err)
+	}
+	return nil
+}
+
+// Validate checks both names of p.
+func (p TablePath) Validate() error {
+	if err := ValidateName("database", p.Database); err != nil {
+		return err
+	}
+	return ValidateName("table", p.Table)
+}
+
+// NewTableInfo validates a CREATE TABLE descriptor and resolves it into a
+// TableInfo: column ids 0..n-1, primary key columns made NOT NULL, the
+// bucket count (bucket.num, else defaultBuckets), the bucket key
+// (bucket.key, else the physical primary key of a primary-key table, none
+// for a log table) and the parsed Config. It refuses, with the sentinel in
+// brackets: bad names, no columns, duplicate column names
+// (case-insensitive) or reserved ones [ErrInvalidTable]; bad types
+// [ErrInvalidType]; key columns that do not exist [ErrInvalidTable and
+// ErrNotFound]; nested key columns, partition keys of a type Fluss cannot
+// partition by, partition keys outside the primary key, a bucket key
+// outside the physical primary key [ErrInvalidTable]; and every bad option
+// [ErrInvalidOption, or ErrUnsupported for features fluss lacks].
+func NewTableInfo(desc TableDescriptor, tableID int64, defaultBuckets int, now time.Time) (TableInfo, error) {
+	if err := desc.Path.Validate(); err != nil {
+		return TableInfo{}, err
+	}
+	cols := slices.Clone(desc.Schema.Columns)
+	if len(cols) == 0 {
+		return TableInfo{}, fmt.Errorf("%w: table %s has no columns", ErrInvalidTable, desc.Path)
+	}
+	seen := make(map[string]bool, len(cols))
+	for i := range cols {
+		c := &cols[i]
+		if c.Name == "" {
+			return TableInfo{}, fmt.Errorf("%w: column %d has no name", ErrInvalidTable, i+1)
+		}
+		k := strings.ToLower(c.Name)
+		if seen[k] {
+			return TableInfo{}, fmt.Errorf("%w: column %q is declared twice", ErrInvalidTable, c.Name)
+		}
+		seen[k] = true
+		if slices.Contains(reservedColumns, k) {
+			return TableInfo{}, fmt.Errorf("%w: column name %q is reserved for system columns (%s)", ErrInvalidTable, c.Name, strings.Join(reservedColumns, ", "))
+		}
+		if err := c.Type.Validate(); err != nil {
+			return TableInfo{}, fmt.Errorf("column %q: %w", c.Name, err)
+		}
+		c.ID = int32(i)
+	}
+	schema := Schema{Columns: cols}
+
+	// Key names are stored as the columns spell them.
+	pk, err := resolveKeyColumns(schema, "primary key", desc.Schema.PrimaryKey)
+	if err != nil {
+		return TableInfo{}, err
+	}
+	for _, name := range pk {
+		c := &schema.Columns[schema.ColumnIndex(name)]
+		c.NotNull = true
+	}
+	schema.PrimaryKey = pk
+	partKeys, err := resolveKeyColumns(schema, "partition key", desc.PartitionKeys)
+	if err != nil {
+		return TableInfo{}, err
+	}
+	for _, name := range partKeys {
+		c := schema.Columns[schema.ColumnIndex(name)]
+		if !PartitionTypeAllowed(c.Type) {
+			return TableInfo{}, fmt.Errorf("%w: partition key %q has type %s; partition keys must be CHAR, STRING, BOOLEAN, BINARY, BYTES, an integer, FLOAT, DOUBLE, DATE, TIME, TIMESTAMP or TIMESTAMP_LTZ", ErrInvalidTable, c.Name, c.Type)
+		}
+		if len(pk) > 0 && !containsFold(pk, name) {
+			return TableInfo{}, fmt.Errorf("%w: partition key %q must be part of the primary key (%s)", ErrInvalidTable, name, strings.Join(pk, ", "))
+		}
+	}
+
+	info := TableInfo{
+		Path:          desc.Path,
+		TableID:       tableID,
+		SchemaID:      1,
+		Schema:        schema,
+		PartitionKeys: partKeys,
+		Options:       maps.Clone(desc.Options),
+		Comment:       desc.Comment,
+		CreatedAt:     now.UTC(),
+	}
+	if len(pk) > 0 && len(info.PhysicalPrimaryKey()) == 0 {
+		return TableInfo{}, fmt.Errorf("%w: the primary key (%s) must have a column that is not a partition key", ErrInvalidTable, strings.Join(pk, ", "))
+	}
+
+	// bucket.num and bucket.key are resolved once, here: they decide where
+	// rows live and never change afterwards.
+	info.NumBuckets = max(defaultBuckets, 1)
+	if s, ok := desc.Options[OptBucketNum]; ok {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 || n > MaxBuckets {
+			return TableInfo{}, fmt.Errorf("%w: %s = %q: must be an integer in [1, %d]", ErrInvalidOption, OptBucketNum, s, MaxBuckets)
+		}
+		info.NumBuckets = n
+	}
+	if info.NumBuckets > MaxBuckets {
+		return TableInfo{}, fmt.Errorf("%w: default bucket number %d exceeds %d", ErrInvalidOption, info.NumBuckets, MaxBuckets)
+	}
+	if s := strings.TrimSpace(desc.Options[OptBucketKey]); s != "" {
+		bk, err := resolveKeyColumns(schema, "bucket key", splitList(s))
+		if err != nil {
+			return TableInfo{}, fmt.Errorf("%s: %w", OptBucketKey, err)
+		}
+		if len(pk) > 0 {
+			phys := info.PhysicalPrimaryKey()
+			for _, k := range bk {
+				if !containsFold(phys, k) {
+					return TableInfo{}, fmt.Errorf("%w: bucket key %q must be part of the primary key without the partition keys (%s)", ErrInvalidTable, k, strings.Join(phys, ", "))
+				}
+			}
+		}
+		info.BucketKeys = bk
+	} else if len(pk) > 0 {
+		info.BucketKeys = info.PhysicalPrimaryKey()
+	}
+	for _, k := range slices.Concat(pk, info.BucketKeys) {
+		c := schema.Columns[schema.ColumnIndex(k)]
+		if c.Type.IsNested() {
+			return TableInfo{}, fmt.Errorf("%w: key column %q has type %s; ARRAY, MAP and ROW cannot be keys", ErrInvalidTable, c.Name, c.Type)
+		}
+	}
+	if err := info.Resolve(); err != nil {
+		return TableInfo{}, err
+	}
+	return info, nil
+}
+
+// resolveKeyColumns checks that names are distinct existing columns and
+// returns them spelled as the columns are.
+func resolveKeyColumns(s Schema, what string, names []string) ([]string, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		i := s.ColumnIndex(n)
+		if i < 0 {
+			return nil, fmt.Errorf("%w: %s column %q: %w", ErrInvalidTable, what, n, ErrNotFound)
+		}
+		name := s.Columns[i].Name
+		if slices.Contains(out, name) {
+			return nil, fmt.Errorf("%w: %s column %q is listed twice", ErrInvalidTable, what, n)
+		}
+		out = append(out, name)
+	}
+	return out, nil
+}
+
+// Resolve parses Options into Config and checks the options that name
+// columns against the schema. NewTableInfo and AlterOptions call it; call
+// it after decoding a TableInfo from JSON, where Config is not stored.
+func (t *TableInfo) Resolve() error {
+	cfg, err := ParseTableConfig(t.Options)
+	if err != nil {
+		return err
+	}
+	pkTable := t.HasPrimaryKey()
+	column := func(opt, name string) (Column, error) {
+		i := t.Schema.ColumnIndex(name)
+		if i < 0 {
+			return Column{}, fmt.Errorf("%w: %s names column %q: %w", ErrInvalidOption, opt, name, ErrNotFound)
+		}
+		return t.Schema.Columns[i], nil
+	}
+
+	if cfg.MergeEngine != MergeLastRow && !pkTable {
+		return fmt.Errorf("%w: %s = %q needs a primary-key table", ErrInvalidOption, OptMergeEngine, t.Options[OptMergeEngine])
+	}
+	switch {
+	case cfg.MergeEngine == MergeVersioned:
+		if cfg.VersionColumn == "" {
+			return fmt.Errorf("%w: the versioned merge engine needs %s", ErrInvalidOption, OptVersionColumn)
+		}
+		c, err := column(OptVersionColumn, cfg.VersionColumn)
+		if err != nil {
+			return err
+		}
+		switch c.Type.Root {
+		case Int, BigInt, Timestamp, TimestampLTZ:
+		default:
+			return fmt.Errorf("%w: %s column %q has type %s; it must be INT, BIGINT, TIMESTAMP or TIMESTAMP_LTZ", ErrInvalidOption, OptVersionColumn, c.Name, c.Type)
+		}
+		cfg.VersionColumn = c.Name
+	case cfg.VersionColumn != "":
+		return fmt.Errorf("%w: %s is only meaningful with %s = 'versioned'", ErrInvalidOption, OptVersionColumn, OptMergeEngine)
+	}
+
+	if cfg.StatisticsColumns != nil {
+		names := make([]string, 0, len(cfg.StatisticsColumns))
+		for _, n := range cfg.StatisticsColumns {
+			c, err := column(OptStatisticsColumns, n)
+			if err != nil {
+				return err
+			}
+			if !c.Type.StatsSupported() {
+				return fmt.Errorf("%w: %s: column %q of type %s has no statistics", ErrInvalidOption, OptStatisticsColumns, c.Name, c.Type)
+			}
+			if !slices.Contains(names, c.Name) {
+				names = append(names, c.Name)
+			}
+		}
+		cfg.StatisticsColumns = names
+	}
+
+	if len(cfg.AutoIncrement) > 0 {
+		if !pkTable {
+			return fmt.Errorf("%w: %s needs a primary-key table", ErrInvalidOption, OptAutoIncrementFields)
+		}
+		c, err := column(OptAutoIncrementFields, cfg.AutoIncrement[0])
+		if err != nil {
+			return err
+		}
+		if c.Type.Root != Int && c.Type.Root != BigInt {
+			return fmt.Errorf("%w: %s column %q has type %s; it must be INT or BIGINT", ErrInvalidOption, OptAutoIncrementFields, c.Name, c.Type)
+		}
+		cfg.AutoIncrement = []string{c.Name}
+	}
+
+	ap := &cfg.AutoPartition
+	if ap.Enabled || ap.Key != "" {
+		if !t.IsPartitioned() {
+			return fmt.Errorf("%w: %s needs a partitioned table", ErrInvalidOption, OptAutoPartitionEnabled)
+		}
+		switch {
+		case ap.Key != "":
+			i := slices.IndexFunc(t.PartitionKeys, func(k string) bool { return strings.EqualFold(k, ap.Key) })
+			if i < 0 {
+				return fmt.Errorf("%w: %s = %q is not a partition key", ErrInvalidOption, OptAutoPartitionKey, ap.Key)
+			}
+			ap.Key = t.PartitionKeys[i]
+		case len(t.PartitionKeys) == 1:
+			ap.Key = t.PartitionKeys[0]
+		default:
+			return fmt.Errorf("%w: %s must name the time partition key of a table with several partition keys", ErrInvalidOption, OptAutoPartitionKey)
+		}
+		if len(t.PartitionKeys) > 1 {
+			// As in Fluss: only the time key is known in advance.
+			ap.NumPrecreate = 0
+		}
+	}
+	t.Config = cfg
+	return nil
+}
+
+// AlterOptions applies ALTER TABLE ... SET options to t and returns the new
+// TableInfo; t is not modified. Only options that do not change how
+// existing data is laid out may change (see alterableOptions): the lake
+// switch, format and freshness, the log TTL, the statistics columns, the
+// auto-partition counts and the KV snapshot interval. A known option that
+// cannot change (bucket.num, bucket.key, the merge engine, ...) is
+// ErrUnsupported; an unknown one ErrInvalidOption.
+func AlterOptions(t TableInfo, set map[string]string) (TableInfo, error) {
+	keys := slices.Sorted(maps.Keys(set))
+	for _, k := range keys {
+		switch {
+		case slices.Contains(alterableOptions, k):
+		case slices.Contains(knownOptions, k):
+			return TableInfo{}, fmt.Errorf("%w: table option %q cannot be changed after CREATE TABLE (changeable: %s)", ErrUnsupported, k, strings.Join(alterableOptions, ", "))
+		default:
+			return TableInfo{}, fmt.Errorf("%w: unknown table option %q (known: %s)", ErrInvalidOption, k, strings.Join(knownOptions, ", "))
+		}
+	}
+	out := t
+	out.Options = maps.Clone(t.Options)
+	if out.Options == nil {
+		out.Options = make(map[string]string, len(set))
+	}
+	maps.Copy(out.Options, set)
+	if err := out.Resolve(); err != nil {
+		return TableInfo{}, err
+	}
+	return out, nil
+}

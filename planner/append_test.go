@@ -1,0 +1,277 @@
+package planner_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/planner"
+	"github.com/flusslite/fluss/predicate"
+)
+
+// testTable returns a log table with columns id, amount, address, name
+// and the given partition columns ("p:INT"), as partition keys.
+func testTable(buckets int, partitionCols []string, lake bool) (metadata.TableInfo, error) {
+	cols := []metadata.Column{
+		{Name: "id", Type: metadata.BigIntType()},
+		{Name: "amount", Type: metadata.DoubleType()},
+		{Name: "address", Type: metadata.StringType()},
+		{Name: "name", Type: metadata.StringType()},
+	}
+	var keys []string
+	for _, pc := range partitionCols {
+		name, typ, ok := strings.Cut(pc, ":")
+		if !ok {
+			return metadata.TableInfo{}, fmt.Errorf("partition column %q: want name:TYPE", pc)
+		}
+		var t metadata.DataType
+		switch strings.ToUpper(typ) {
+		case "INT":
+			t = metadata.IntType()
+		case "BIGINT":
+			t = metadata.BigIntType()
+		case "DATE":
+			t = metadata.DateType()
+		case "STRING":
+			t = metadata.StringType()
+		default:
+			return metadata.TableInfo{}, fmt.Errorf("type %q", typ)
+		}
+		cols = append(cols, metadata.Column{Name: name, Type: t})
+		keys = append(keys, name)
+	}
+	return metadata.TableInfo{
+		Path:          metadata.TablePath{Database: "fluss", Table: "orders"},
+		TableID:       7,
+		Schema:        metadata.Schema{Columns: cols},
+		PartitionKeys: keys,
+		NumBuckets:    buckets,
+		Config:        metadata.TableConfig{LogFormat: metadata.LogFormatArrow, DatalakeEnabled: lake},
+	}, nil
+}
+
+// parseFilter reads "c1 AND c2 ..." where each conjunct is "col op value",
+// "col IN (v, ...)", "col IS [NOT] NULL" or "col LIKE 'p%'", values
+// parsed as the column's type.
+func parseFilter(table metadata.TableInfo, text string) (predicate.P, error) {
+	var out []predicate.P
+	for _, c := range strings.Split(text, " AND ") {
+		fields := strings.Fields(c)
+		if len(fields) < 3 {
+			return nil, fmt.Errorf("conjunct %q", c)
+		}
+		idx := table.Schema.ColumnIndex(fields[0])
+		if idx < 0 {
+			return nil, fmt.Errorf("column %q", fields[0])
+		}
+		col := table.Schema.Columns[idx]
+		l := &predicate.Leaf{Column: idx, Name: col.Name, Type: col.Type}
+		rest := strings.TrimSpace(strings.TrimPrefix(c, fields[0]))
+		switch {
+		case rest == "IS NULL":
+			l.Op = predicate.IsNull
+		case rest == "IS NOT NULL":
+			l.Op = predicate.IsNotNull
+		case strings.HasPrefix(rest, "LIKE "):
+			l.Op = predicate.StartsWith
+			l.Literals = []any{strings.TrimSuffix(unquote(strings.TrimPrefix(rest, "LIKE ")), "%")}
+		case strings.HasPrefix(rest, "IN "):
+			l.Op = predicate.In
+			list := strings.Trim(strings.TrimPrefix(rest, "IN "), "()")
+			for _, v := range strings.Split(list, ",") {
+				x, err := metadata.CoerceValue(col.Type, unquote(strings.TrimSpace(v)))
+				if err != nil {
+					return nil, err
+				}
+				l.Literals = append(l.Literals, x)
+			}
+		default:
+			ops := map[string]predicate.Op{"=": predicate.Eq, "<>": predicate.NotEq, "<": predicate.Lt,
+				"<=": predicate.LtEq, ">": predicate.Gt, ">=": predicate.GtEq}
+			op, ok := ops[fields[1]]
+			if !ok {
+				return nil, fmt.Errorf("operator %q", fields[1])
+			}
+			x, err := metadata.CoerceValue(col.Type, unquote(strings.Join(fields[2:], " ")))
+			if err != nil {
+				return nil, err
+			}
+			l.Op, l.Literals = op, []any{x}
+		}
+		out = append(out, l)
+	}
+	return predicate.AndOf(out...), nil
+}
+
+func unquote(s string) string {
+	if len(s) >= 2 && s[0] == '\'' && s[len(s)-1] == '\'' {
+		return strings.ReplaceAll(s[1:len(s)-1], "''", "'")
+	}
+	return s
+}
+
+// plannerEnv is the state a golden file builds up.
+type plannerEnv struct {
+	admin   *fakeAdmin
+	spec    planner.ScanSpec
+	planner *planner.AppendPlanner
+	splits  []planner.Split
+}
+
+func splitLines(splits []planner.Split) string {
+	var b strings.Builder
+	for _, s := range splits {
+		fmt.Fprintln(&b, s)
+	}
+	if len(splits) == 0 {
+		b.WriteString("no splits\n")
+	}
+	return b.String()
+}
+
+// TestAppendPlanner runs testdata/append_planner.
+//
+//	table buckets=N [partition=(p:INT, ...)] [lake] [snapshot=N] [probe-error]
+//	partitions          input: "<id> <name>" lines (values joined by '$')
+//	offsets             input: "<partition|-> <bucket> <start> <hw>" lines
+//	plan [max-records=V] [limit=N]
+//	                    input: optional "partition: ..." and "pushed: ..."
+//	                    lines; builds a planner and plans, printing the
+//	                    calls it made and the splits
+//	replan              plans again with the same planner
+//	splits              prints the splits of the last plan
+//	explain             input: post-filter conjuncts, one a line
+func TestAppendPlanner(t *testing.T) {
+	var env plannerEnv
+	ctx := context.Background()
+	datadriven.RunTest(t, "testdata/append_planner", func(t *testing.T, d *datadriven.TestData) string {
+		switch d.Cmd {
+		case "table":
+			buckets := 1
+			d.MaybeScanArgs(t, "buckets", &buckets)
+			var parts []string
+			if arg, ok := d.Arg("partition"); ok {
+				parts = arg.Vals
+			}
+			table, err := testTable(buckets, parts, d.HasArg("lake"))
+			require.NoError(t, err)
+			env = plannerEnv{admin: newFakeAdmin(table)}
+			if d.HasArg("snapshot") {
+				var id int64
+				d.ScanArgs(t, "snapshot", &id)
+				env.admin.lake = &metadata.LakeSnapshot{SnapshotID: id}
+			}
+			if d.HasArg("probe-error") {
+				env.admin.probeErr = errors.New("lake catalog unreachable")
+			}
+			return ""
+		case "partitions":
+			for _, line := range nonEmptyLines(d.Input) {
+				f := strings.Fields(line)
+				id, err := strconv.ParseInt(f[0], 10, 64)
+				require.NoError(t, err)
+				env.admin.partitions = append(env.admin.partitions, metadata.PartitionInfo{
+					ID: id, Name: f[1], Values: strings.Split(f[1], "$"),
+				})
+			}
+			return ""
+		case "offsets", "set-hw":
+			for _, line := range nonEmptyLines(d.Input) {
+				f := strings.Fields(line)
+				b, err := strconv.ParseInt(f[1], 10, 32)
+				require.NoError(t, err)
+				tb, err := env.admin.bucket(f[0], int32(b))
+				require.NoError(t, err)
+				nums := make([]int64, len(f)-2)
+				for i, s := range f[2:] {
+					nums[i], err = strconv.ParseInt(s, 10, 64)
+					require.NoError(t, err)
+				}
+				if d.Cmd == "set-hw" {
+					env.admin.hw[tb] = nums[0]
+				} else {
+					env.admin.start[tb], env.admin.hw[tb] = nums[0], nums[1]
+				}
+			}
+			return ""
+		case "drop-offset":
+			var part string
+			var b int
+			d.ScanArgs(t, "partition", &part)
+			d.ScanArgs(t, "bucket", &b)
+			tb, err := env.admin.bucket(part, int32(b))
+			require.NoError(t, err)
+			env.admin.drop[tb] = true
+			return ""
+		case "plan":
+			env.spec = planner.ScanSpec{Table: env.admin.table.Path, Limit: -1, Options: map[string]string{}}
+			if d.HasArg("max-records") {
+				var v string
+				d.ScanArgs(t, "max-records", &v)
+				env.spec.Options[planner.OptMaxRecordsPerSplit] = v
+			}
+			d.MaybeScanArgs(t, "limit", &env.spec.Limit)
+			for _, line := range nonEmptyLines(d.Input) {
+				kind, text, ok := strings.Cut(line, ": ")
+				require.True(t, ok, line)
+				p, err := parseFilter(env.admin.table, text)
+				require.NoError(t, err, line)
+				switch kind {
+				case "partition":
+					env.spec.PartitionFilter = p
+				case "pushed":
+					env.spec.PushedPredicate = p
+				default:
+					t.Fatalf("unknown line %q", line)
+				}
+			}
+			env.admin.probes, env.admin.listOffsets, env.admin.listPartitions = 0, 0, 0
+			pl, err := planner.NewAppendPlanner(ctx, env.admin, env.admin.table, env.spec)
+			if err != nil {
+				return fmt.Sprintf("probes=%d\nerror: %v\n", env.admin.probes, err)
+			}
+			env.planner = pl
+			return env.plan(ctx)
+		case "replan":
+			env.admin.probes, env.admin.listOffsets, env.admin.listPartitions = 0, 0, 0
+			return env.plan(ctx)
+		case "splits":
+			return splitLines(env.splits)
+		case "explain":
+			lines := planner.Explain(env.admin.table, env.spec, env.planner, env.splits, nonEmptyLines(d.Input))
+			return strings.Join(lines, "\n") + "\n"
+		}
+		t.Fatalf("unknown command %q", d.Cmd)
+		return ""
+	})
+}
+
+func (env *plannerEnv) plan(ctx context.Context) string {
+	splits, err := env.planner.Plan(ctx)
+	calls := fmt.Sprintf("probes=%d list-partitions=%d list-offsets=%d has-lake=%t type=%s\n",
+		env.admin.probes, env.admin.listPartitions, env.admin.listOffsets,
+		env.planner.HasLakeSnapshot(), env.planner.ScanType())
+	if err != nil {
+		env.splits = nil
+		return calls + "error: " + err.Error() + "\n"
+	}
+	env.splits = splits
+	return calls + splitLines(splits)
+}
+
+func nonEmptyLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}

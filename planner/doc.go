@@ -1,0 +1,25 @@
+// Package planner is the consolidated split planner: one AppendPlanner for
+// log tables and, later, one UpsertPlanner for primary-key tables, after
+// the Fluss Spark connector's SplitPlanner (DESIGN §5.3).
+//
+// Invariants:
+//
+//   - One probe. A planner asks for the table's readable lake snapshot
+//     exactly once, at construction, and only when the table has the lake
+//     enabled. "No snapshot" is a normal answer, not an error.
+//     HasLakeSnapshot, the scan type and EXPLAIN all read that one answer.
+//   - One branch. Plan picks lake-union when the probe found a snapshot and
+//     log-only otherwise, deterministically; there is no fallback at read
+//     time.
+//   - Stop offsets are pinned at planning. Every split's stop offset is the
+//     high watermark read once, in one batched ListOffsets call, during
+//     Plan; rows committed afterwards are never read by that plan.
+//   - Splits are inert. A split holds ids and offsets, never a file, a
+//     context or a goroutine; readers are built from it elsewhere
+//     (lakeunion). Splits come out in a deterministic order: partitions in
+//     typed value order, then bucket, then start offset.
+//
+// The planner declares the admin calls it consumes (Admin); storage
+// satisfies them without importing this package. It never sees SQL: its
+// input is a ScanSpec of neutral predicates.
+package planner

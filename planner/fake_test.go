@@ -1,0 +1,99 @@
+package planner_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/planner"
+)
+
+// fakeAdmin is an in-memory Admin over one table. It counts the calls the
+// planner makes, so tests can prove one lake probe and one batched
+// ListOffsets call per offset kind.
+type fakeAdmin struct {
+	table      metadata.TableInfo
+	partitions []metadata.PartitionInfo
+	// start and hw are the log start offsets and high watermarks; a bucket
+	// without an entry is empty (0, 0).
+	start, hw map[metadata.TableBucket]int64
+	// lake is returned by the probe when non-nil.
+	lake     *metadata.LakeSnapshot
+	probeErr error
+	// drop lists buckets ListOffsets leaves out of its answer.
+	drop map[metadata.TableBucket]bool
+
+	probes, listPartitions, listOffsets int
+}
+
+var _ planner.Admin = (*fakeAdmin)(nil)
+
+func newFakeAdmin(table metadata.TableInfo) *fakeAdmin {
+	return &fakeAdmin{
+		table: table,
+		start: map[metadata.TableBucket]int64{},
+		hw:    map[metadata.TableBucket]int64{},
+		drop:  map[metadata.TableBucket]bool{},
+	}
+}
+
+func (f *fakeAdmin) TableInfo(_ context.Context, t metadata.TablePath) (metadata.TableInfo, error) {
+	if t != f.table.Path {
+		return metadata.TableInfo{}, fmt.Errorf("table %s: %w", t, metadata.ErrNotFound)
+	}
+	return f.table, nil
+}
+
+func (f *fakeAdmin) ListPartitions(_ context.Context, t metadata.TablePath) ([]metadata.PartitionInfo, error) {
+	f.listPartitions++
+	return append([]metadata.PartitionInfo(nil), f.partitions...), nil
+}
+
+func (f *fakeAdmin) ListOffsets(_ context.Context, buckets []metadata.TableBucket, spec metadata.OffsetSpec) (map[metadata.TableBucket]int64, error) {
+	f.listOffsets++
+	src := f.start
+	if spec == metadata.OffsetLatest {
+		src = f.hw
+	}
+	out := make(map[metadata.TableBucket]int64, len(buckets))
+	for _, b := range buckets {
+		if !f.drop[b] {
+			out[b] = src[b]
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeAdmin) LatestKvSnapshots(context.Context, metadata.TablePath, *metadata.PartitionInfo) (metadata.KvSnapshots, error) {
+	return metadata.KvSnapshots{}, fmt.Errorf("%w: kv snapshots of a log table", metadata.ErrUnsupported)
+}
+
+func (f *fakeAdmin) ReadableLakeSnapshot(context.Context, metadata.TablePath) (metadata.LakeSnapshot, bool, error) {
+	f.probes++
+	if f.probeErr != nil {
+		return metadata.LakeSnapshot{}, false, f.probeErr
+	}
+	if f.lake == nil {
+		return metadata.LakeSnapshot{}, false, nil
+	}
+	s := *f.lake
+	s.TieredOffsets = maps.Clone(s.TieredOffsets)
+	return s, true, nil
+}
+
+// bucket returns the TableBucket of a bucket of the named partition ("-"
+// or "" for a table without partitions).
+func (f *fakeAdmin) bucket(partition string, b int32) (metadata.TableBucket, error) {
+	tb := metadata.TableBucket{TableID: f.table.TableID, PartitionID: metadata.NonPartitioned, Bucket: b}
+	if partition == "-" || partition == "" {
+		return tb, nil
+	}
+	for _, p := range f.partitions {
+		if p.Name == partition {
+			tb.PartitionID = p.ID
+			return tb, nil
+		}
+	}
+	return tb, fmt.Errorf("unknown partition %q", partition)
+}

@@ -1,0 +1,101 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/predicate"
+)
+
+// ScanSpec is what a scan asks for, after sqlplan and pushdown.
+type ScanSpec struct {
+	Table metadata.TablePath
+	// Projection lists the columns to read, in output order.
+	Projection []int
+	// PartitionFilter prunes partitions exactly; nil keeps all.
+	PartitionFilter predicate.P
+	// PushedPredicate may skip batches, files or row groups by statistics;
+	// it is never trusted for exactness. Nil: none.
+	PushedPredicate predicate.P
+	// Limit is the most rows the scan needs; -1: no limit.
+	Limit int64
+	// Options are read hints: read.optimized, scan.max-records-per-split.
+	Options map[string]string
+}
+
+// Option keys of ScanSpec.Options.
+const (
+	OptReadOptimized        = "read.optimized"
+	OptMaxRecordsPerSplit   = "scan.max-records-per-split"
+	OptScanStartupMode      = "scan.startup.mode"
+	OptScanStartupTimestamp = "scan.startup.timestamp"
+)
+
+// Admin is the catalog and offset service the planner reads. It is
+// satisfied by *storage.Engine.
+type Admin interface {
+	TableInfo(ctx context.Context, t metadata.TablePath) (metadata.TableInfo, error)
+	ListPartitions(ctx context.Context, t metadata.TablePath) ([]metadata.PartitionInfo, error)
+	// ListOffsets returns, for each bucket, its log start offset
+	// (OffsetEarliest) or high watermark (OffsetLatest).
+	ListOffsets(ctx context.Context, buckets []metadata.TableBucket, spec metadata.OffsetSpec) (map[metadata.TableBucket]int64, error)
+	// LatestKvSnapshots returns the latest KV snapshot of each bucket of a
+	// primary-key table, or of one partition of it (partition non-nil).
+	LatestKvSnapshots(ctx context.Context, t metadata.TablePath, partition *metadata.PartitionInfo) (metadata.KvSnapshots, error)
+	// ReadableLakeSnapshot returns the newest lake snapshot readers can see;
+	// ok is false when there is none, which is not an error.
+	ReadableLakeSnapshot(ctx context.Context, t metadata.TablePath) (snap metadata.LakeSnapshot, ok bool, err error)
+}
+
+// SplitPlanner plans a batch scan into splits. *AppendPlanner and
+// *UpsertPlanner implement it. Not safe for concurrent use.
+type SplitPlanner interface {
+	// HasLakeSnapshot reports what the lake probe found; decided once, at
+	// construction.
+	HasLakeSnapshot() bool
+	// Plan picks the branch and returns the splits.
+	Plan(ctx context.Context) ([]Split, error)
+	// Close releases what the planner holds. Idempotent.
+	Close() error
+}
+
+// ScanType is the type of a scan as EXPLAIN prints it.
+type ScanType string
+
+const (
+	TypeAppend     ScanType = "Append"
+	TypeLakeAppend ScanType = "LakeAppend"
+	TypeUpsert     ScanType = "Upsert"
+	TypeLakeUpsert ScanType = "LakeUpsert"
+)
+
+// Split is one unit of reading: *LogSplit, *KvLogSplit, *LakeSplit or
+// *LakeLogSplit.
+type Split interface {
+	// Kind is "log", "kv+log", "lake" or "lake+log".
+	Kind() string
+	// Bucket is the bucket the split reads.
+	Bucket() metadata.TableBucket
+	// PartitionName is the partition's name, or "" for a table without
+	// partitions.
+	PartitionName() string
+}
+
+// LogSplit reads a bucket's log over [StartOffset, StopOffset).
+type LogSplit struct {
+	TableBucket metadata.TableBucket
+	Partition   string
+	StartOffset int64
+	StopOffset  int64
+}
+
+func (s *LogSplit) Kind() string                 { return "log" }
+func (s *LogSplit) Bucket() metadata.TableBucket { return s.TableBucket }
+func (s *LogSplit) PartitionName() string        { return s.Partition }
+
+// String renders the split as EXPLAIN's Split lines do, without the
+// prefix: "log partition=2026-01-01 bucket=0 log=0..5".
+func (s *LogSplit) String() string {
+	return fmt.Sprintf("%s log=%d..%d", splitHead(s), s.StartOffset, s.StopOffset)
+}

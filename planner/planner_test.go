@@ -1,0 +1,132 @@
+package planner_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/planner"
+)
+
+// TestProbeExactlyOnce: however often the scan asks about the lake
+// (HasLakeSnapshot, ScanType, EXPLAIN, Plan), the probe ran once, at
+// construction.
+func TestProbeExactlyOnce(t *testing.T) {
+	ctx := context.Background()
+	for _, snapshot := range []bool{false, true} {
+		table, err := testTable(2, nil, true)
+		require.NoError(t, err)
+		admin := newFakeAdmin(table)
+		if snapshot {
+			admin.lake = &metadata.LakeSnapshot{SnapshotID: 3}
+		}
+		p, err := planner.NewAppendPlanner(ctx, admin, table, planner.ScanSpec{Limit: -1})
+		require.NoError(t, err)
+		require.Equal(t, 1, admin.probes)
+		for range 3 {
+			require.Equal(t, snapshot, p.HasLakeSnapshot())
+			_ = p.ScanType()
+			_ = planner.Explain(table, planner.ScanSpec{Limit: -1}, p, nil, nil)
+			_, _ = p.Plan(ctx)
+		}
+		require.Equal(t, 1, admin.probes)
+		id, ok := p.LakeSnapshotID()
+		require.Equal(t, snapshot, ok)
+		if snapshot {
+			require.Equal(t, int64(3), id)
+			require.Equal(t, planner.TypeLakeAppend, p.ScanType())
+		} else {
+			require.Equal(t, planner.TypeAppend, p.ScanType())
+		}
+	}
+}
+
+func TestNoProbeWithoutLake(t *testing.T) {
+	table, err := testTable(1, nil, false)
+	require.NoError(t, err)
+	admin := newFakeAdmin(table)
+	admin.lake = &metadata.LakeSnapshot{SnapshotID: 9} // present, but the table has no lake
+	p, err := planner.NewAppendPlanner(context.Background(), admin, table, planner.ScanSpec{Limit: -1})
+	require.NoError(t, err)
+	require.False(t, p.HasLakeSnapshot())
+	_, err = p.Plan(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, admin.probes)
+}
+
+func TestLakeUnionNotImplemented(t *testing.T) {
+	table, err := testTable(1, nil, true)
+	require.NoError(t, err)
+	admin := newFakeAdmin(table)
+	admin.lake = &metadata.LakeSnapshot{SnapshotID: 1}
+	p, err := planner.NewAppendPlanner(context.Background(), admin, table, planner.ScanSpec{Limit: -1})
+	require.NoError(t, err)
+	_, err = p.Plan(context.Background())
+	require.ErrorIs(t, err, metadata.ErrUnsupported)
+	require.ErrorContains(t, err, "lake-union read is not implemented yet")
+}
+
+func TestAppendPlannerRefusesPrimaryKeyTable(t *testing.T) {
+	table, err := testTable(1, nil, false)
+	require.NoError(t, err)
+	table.Schema.PrimaryKey = []string{"id"}
+	_, err = planner.NewAppendPlanner(context.Background(), newFakeAdmin(table), table, planner.ScanSpec{Limit: -1})
+	require.ErrorIs(t, err, metadata.ErrUnsupported)
+}
+
+func TestBadMaxRecordsOption(t *testing.T) {
+	table, err := testTable(1, nil, true)
+	require.NoError(t, err)
+	admin := newFakeAdmin(table)
+	spec := planner.ScanSpec{Limit: -1, Options: map[string]string{planner.OptMaxRecordsPerSplit: "1.5"}}
+	_, err = planner.NewAppendPlanner(context.Background(), admin, table, spec)
+	require.ErrorIs(t, err, metadata.ErrInvalidOption)
+	require.ErrorContains(t, err, planner.OptMaxRecordsPerSplit)
+	require.Zero(t, admin.probes)
+}
+
+func TestCloseIsIdempotent(t *testing.T) {
+	table, err := testTable(1, nil, false)
+	require.NoError(t, err)
+	p, err := planner.NewAppendPlanner(context.Background(), newFakeAdmin(table), table, planner.ScanSpec{Limit: -1})
+	require.NoError(t, err)
+	require.NoError(t, p.Close())
+	require.NoError(t, p.Close())
+	_, err = p.Plan(context.Background())
+	require.ErrorIs(t, err, planner.ErrClosed)
+}
+
+// TestPartitionFilterOnDataColumnRefused: a partition filter that reads a
+// data column would see it as NULL and prune partitions holding matching
+// rows; the planner refuses it instead.
+func TestPartitionFilterOnDataColumnRefused(t *testing.T) {
+	table, err := testTable(1, []string{"p:INT"}, false)
+	require.NoError(t, err)
+	admin := newFakeAdmin(table)
+	admin.partitions = []metadata.PartitionInfo{{ID: 1, Name: "1", Values: []string{"1"}}}
+	filter, err := parseFilter(table, "amount > 5")
+	require.NoError(t, err)
+	p, err := planner.NewAppendPlanner(context.Background(), admin, table, planner.ScanSpec{Limit: -1, PartitionFilter: filter})
+	require.NoError(t, err)
+	_, err = p.Plan(context.Background())
+	require.ErrorIs(t, err, metadata.ErrUnsupported)
+	require.ErrorContains(t, err, "not a partition key")
+}
+
+func TestTypeOf(t *testing.T) {
+	table, err := testTable(1, nil, false)
+	require.NoError(t, err)
+	require.Equal(t, planner.TypeAppend, planner.TypeOf(table, nil))
+	table.Schema.PrimaryKey = []string{"id"}
+	require.Equal(t, planner.TypeUpsert, planner.TypeOf(table, nil))
+	require.Equal(t, planner.TypeLakeUpsert, planner.TypeOf(table, lakePlanner{}))
+}
+
+// lakePlanner is a SplitPlanner whose probe found a snapshot.
+type lakePlanner struct{}
+
+func (lakePlanner) HasLakeSnapshot() bool                         { return true }
+func (lakePlanner) Plan(context.Context) ([]planner.Split, error) { return nil, nil }
+func (lakePlanner) Close() error                                  { return nil }

@@ -1,0 +1,201 @@
+package fluss
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"io"
+	"math"
+	"reflect"
+	"time"
+
+	"github.com/flusslite/fluss/exec"
+	"github.com/flusslite/fluss/metadata"
+)
+
+// resultColumn describes one column of a result.
+type resultColumn struct {
+	name     string
+	typ      metadata.DataType
+	nullable bool
+}
+
+// Rows streams a result batch by batch. It is not safe for concurrent use
+// (database/sql serialises access); Close is idempotent and releases the
+// scan under it.
+type Rows struct {
+	ctx     context.Context
+	cols    []resultColumn
+	op      exec.Operator
+	conv    *converter
+	batch   exec.Batch
+	getters []getter
+	pos     int
+	done    bool
+	closed  bool
+}
+
+var (
+	_ driver.Rows                           = (*Rows)(nil)
+	_ driver.RowsColumnTypeScanType         = (*Rows)(nil)
+	_ driver.RowsColumnTypeDatabaseTypeName = (*Rows)(nil)
+	_ driver.RowsColumnTypeNullable         = (*Rows)(nil)
+	_ driver.RowsColumnTypeLength           = (*Rows)(nil)
+	_ driver.RowsColumnTypePrecisionScale   = (*Rows)(nil)
+)
+
+func newRows(ctx context.Context, cols []resultColumn, op exec.Operator, conv *converter) *Rows {
+	return &Rows{ctx: ctx, cols: cols, op: op, conv: conv}
+}
+
+// Columns returns the result's column names.
+func (r *Rows) Columns() []string {
+	names := make([]string, len(r.cols))
+	for i, c := range r.cols {
+		names[i] = c.name
+	}
+	return names
+}
+
+// Next writes the next row into dest. The query's context is checked
+// between batches; a cancelled query returns ctx.Err().
+func (r *Rows) Next(dest []driver.Value) error {
+	for r.pos >= r.batch.NumRows() {
+		if r.done || r.closed {
+			return io.EOF
+		}
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
+		b, err := r.op.Next(r.ctx)
+		if errors.Is(err, io.EOF) {
+			r.done = true
+			r.batch = exec.Batch{}
+			return io.EOF
+		}
+		if err != nil {
+			r.done = true
+			return wrapErr(err)
+		}
+		r.batch = b
+		r.pos = 0
+		r.getters = r.getters[:0]
+		for i, c := range r.cols {
+			r.getters = append(r.getters, r.conv.getter(b.Rec.Column(i), c.typ))
+		}
+	}
+	row := r.batch.Row(r.pos)
+	r.pos++
+	for i, g := range r.getters {
+		dest[i] = g(row)
+	}
+	return nil
+}
+
+// Close releases the result. Idempotent.
+func (r *Rows) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	r.batch = exec.Batch{}
+	return wrapErr(r.op.Close())
+}
+
+var (
+	typeBool        = reflect.TypeFor[bool]()
+	typeInt64       = reflect.TypeFor[int64]()
+	typeFloat64     = reflect.TypeFor[float64]()
+	typeString      = reflect.TypeFor[string]()
+	typeBytes       = reflect.TypeFor[[]byte]()
+	typeTime        = reflect.TypeFor[time.Time]()
+	typeNullBool    = reflect.TypeFor[sql.NullBool]()
+	typeNullInt64   = reflect.TypeFor[sql.NullInt64]()
+	typeNullFloat64 = reflect.TypeFor[sql.NullFloat64]()
+	typeNullString  = reflect.TypeFor[sql.NullString]()
+	typeNullTime    = reflect.TypeFor[sql.NullTime]()
+	typeSlice       = reflect.TypeFor[[]any]()
+	typeMap         = reflect.TypeFor[map[any]any]()
+	typeStruct      = reflect.TypeFor[map[string]any]()
+)
+
+// ColumnTypeScanType is the Go type a column scans into without loss:
+// the plain type for NOT NULL columns, the sql.Null* type otherwise, as
+// the MySQL driver does. Never nil.
+func (r *Rows) ColumnTypeScanType(i int) reflect.Type {
+	c := r.cols[i]
+	t := c.typ
+	pick := func(plain, null reflect.Type) reflect.Type {
+		if c.nullable {
+			return null
+		}
+		return plain
+	}
+	switch {
+	case t.Root == metadata.Boolean:
+		return pick(typeBool, typeNullBool)
+	case t.IsInteger():
+		return pick(typeInt64, typeNullInt64)
+	case t.Root == metadata.Float || t.Root == metadata.Double:
+		return pick(typeFloat64, typeNullFloat64)
+	case t.IsString() || t.Root == metadata.Decimal:
+		return pick(typeString, typeNullString)
+	case t.IsBinary():
+		return typeBytes
+	case t.IsTemporal():
+		return pick(typeTime, typeNullTime)
+	case t.Root == metadata.Array:
+		return typeSlice
+	case t.Root == metadata.Map:
+		return typeMap
+	case t.Root == metadata.Row:
+		return typeStruct
+	}
+	return pick(typeString, typeNullString)
+}
+
+// ColumnTypeDatabaseTypeName is the upper-case type name: the root name for
+// scalar types (BIGINT, DECIMAL, TIMESTAMP_LTZ) and the full type for
+// nested ones (ARRAY<INT>).
+func (r *Rows) ColumnTypeDatabaseTypeName(i int) string {
+	t := r.cols[i].typ
+	if t.IsNested() {
+		return t.String()
+	}
+	if t.Root == 0 {
+		return "NULL"
+	}
+	return t.Root.String()
+}
+
+// ColumnTypeNullable reports the column's nullability from the schema.
+func (r *Rows) ColumnTypeNullable(i int) (nullable, ok bool) {
+	return r.cols[i].nullable, true
+}
+
+// ColumnTypeLength is n for CHAR(n) and BINARY(n) and unbounded for
+// STRING and BYTES.
+func (r *Rows) ColumnTypeLength(i int) (length int64, ok bool) {
+	t := r.cols[i].typ
+	switch t.Root {
+	case metadata.Char, metadata.Binary:
+		return int64(t.Length), true
+	case metadata.String, metadata.Bytes:
+		return math.MaxInt64, true
+	}
+	return 0, false
+}
+
+// ColumnTypePrecisionScale is (p, s) for DECIMAL and (p, 0) for TIME,
+// TIMESTAMP and TIMESTAMP_LTZ, whose precision is their fractional digits.
+func (r *Rows) ColumnTypePrecisionScale(i int) (precision, scale int64, ok bool) {
+	t := r.cols[i].typ
+	switch t.Root {
+	case metadata.Decimal:
+		return int64(t.Precision), int64(t.Scale), true
+	case metadata.Time, metadata.Timestamp, metadata.TimestampLTZ:
+		return int64(t.Precision), 0, true
+	}
+	return 0, 0, false
+}

@@ -1,0 +1,753 @@
+package sqlplan
+
+import (
+	"encoding/hex"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/xwb1989/sqlparser"
+
+	"github.com/flusslite/fluss/metadata"
+)
+
+// This file is the one seam to xwb1989/sqlparser: SELECT and INSERT text
+// goes through it, and its AST is converted once into our own structs.
+// Its quirks, handled here:
+//   - it numbers each ? as :v1, :v2, ... and cannot lex $1, so $N is
+//     rewritten to :vN before parsing (outside strings and comments) and
+//     both map back to Param{Ordinal: N};
+//   - "text" in double quotes is a string literal in its MySQL dialect;
+//   - names containing '$' (`t$changelog`) must be backquoted;
+//   - its error positions count from 1 and point past the offending token;
+//     they are mapped back to a byte offset in the caller's text.
+
+// parseDML parses SELECT or INSERT text with xwb1989/sqlparser. base is
+// the offset of text in the statement the caller gave (after EXPLAIN), so
+// that error positions refer to the caller's text.
+func parseDML(text string, base int) (stmt Statement, err error) {
+	toks, err := lexAll(text, true)
+	if err != nil {
+		return nil, shiftErr(err, base)
+	}
+	var ps paramStyle
+	var edits []edit
+	end := len(text)
+	for i, t := range toks {
+		switch {
+		case t.kind == tokParam:
+			if _, err := ps.param(text, t); err != nil {
+				return nil, shiftErr(err, base)
+			}
+			if t.text[0] == '$' {
+				edits = append(edits, edit{pos: t.pos, end: t.end, text: ":v" + t.text[1:]})
+			}
+		case t.kind == tokString:
+			// MySQL keeps the backslash of \% and \_ so that LIKE sees an
+			// escaped wildcard; the parser drops it. Double it for the parser.
+			src := text[t.pos:t.end]
+			if strings.Contains(src, `\%`) || strings.Contains(src, `\_`) {
+				edits = append(edits, edit{pos: t.pos, end: t.end, text: escapeWildcards(src)})
+			}
+		case t.kind == tokPunct && t.text == ";":
+			if toks[i+1].kind != tokEOF {
+				return nil, &SyntaxError{Pos: base + toks[i+1].pos, Near: text[toks[i+1].pos:toks[i+1].end],
+					Msg: "only one statement is allowed"}
+			}
+			end = t.pos
+			toks = toks[:i]
+		}
+	}
+	rewritten, posMap := applyEdits(text[:end], edits)
+
+	defer func() {
+		// The parser and its AST are foreign code; a panic on odd input
+		// must surface as an error, never crash the caller.
+		if r := recover(); r != nil {
+			stmt, err = nil, &SyntaxError{Pos: base, Msg: fmt.Sprintf("statement not understood (%v)", r)}
+		}
+	}()
+	ast, perr := sqlparser.ParseStrictDDL(rewritten)
+	if perr != nil {
+		return nil, mapParseError(perr, text[:end], toks, posMap, base)
+	}
+	c := &converter{style: ps.style, src: rewritten, posMap: posMap, base: base}
+	switch x := ast.(type) {
+	case *sqlparser.Select:
+		return c.selectStmt(x)
+	case *sqlparser.Insert:
+		return c.insert(x)
+	case *sqlparser.Union:
+		return nil, unsupported("UNION")
+	case *sqlparser.ParenSelect:
+		return nil, unsupported("a parenthesized SELECT")
+	case *sqlparser.Update:
+		return nil, unsupported("UPDATE")
+	case *sqlparser.Delete:
+		return nil, unsupported("DELETE")
+	}
+	return nil, unsupported("this statement")
+}
+
+// edit replaces text[pos:end] before parsing.
+type edit struct {
+	pos, end int
+	text     string
+}
+
+// applyEdits applies edits (in order, not overlapping) and returns the new
+// text with, for each of its offsets and its end, the offset in text it
+// came from.
+func applyEdits(text string, edits []edit) (string, []int) {
+	var b strings.Builder
+	posMap := make([]int, 0, len(text)+1)
+	last := 0
+	for _, e := range edits {
+		b.WriteString(text[last:e.pos])
+		for j := last; j < e.pos; j++ {
+			posMap = append(posMap, j)
+		}
+		b.WriteString(e.text)
+		for range len(e.text) {
+			posMap = append(posMap, e.pos)
+		}
+		last = e.end
+	}
+	b.WriteString(text[last:])
+	for j := last; j <= len(text); j++ {
+		posMap = append(posMap, j)
+	}
+	return b.String(), posMap
+}
+
+// escapeWildcards doubles the backslash of \% and \_ in a quoted string
+// as written (a doubled backslash stays as it is).
+func escapeWildcards(src string) string {
+	var b strings.Builder
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if c == '\\' && i+1 < len(src) {
+			if n := src[i+1]; n == '%' || n == '_' {
+				b.WriteString(`\\`)
+				b.WriteByte(n)
+			} else {
+				b.WriteByte(c)
+				b.WriteByte(n)
+			}
+			i++
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func shiftErr(err error, base int) error {
+	if se, ok := err.(*SyntaxError); ok {
+		c := *se
+		c.Pos += base
+		return &c
+	}
+	return err
+}
+
+var positionRE = regexp.MustCompile(`at position (\d+)( near '(?s:.*)')?$`)
+
+// mapParseError turns xwb1989's error text into a SyntaxError at the
+// offending token of the caller's text.
+func mapParseError(perr error, text string, toks []token, posMap []int, base int) error {
+	m := positionRE.FindStringSubmatch(perr.Error())
+	if m == nil {
+		return &SyntaxError{Pos: base, Msg: perr.Error()}
+	}
+	n, _ := strconv.Atoi(m[1])
+	// n-1 is the offset just past the offending token in the rewritten
+	// text. The parser names the token only when it has text, so a
+	// punctuation mark and the end of the input look alike at the end.
+	e := min(max(n-1, 0), len(posMap)-1)
+	origEnd := posMap[e]
+	var last *token
+	for i := range toks {
+		if toks[i].kind == tokEOF || toks[i].pos >= origEnd {
+			break
+		}
+		last = &toks[i]
+	}
+	if last == nil || e == len(posMap)-1 && m[2] == "" && last.kind != tokPunct {
+		return &SyntaxError{Pos: base + len(text), Msg: "unexpected end of statement"}
+	}
+	se := &SyntaxError{Pos: base + last.pos, Near: text[last.pos:last.end]}
+	if strings.Contains(se.Near, "$") {
+		se.Msg = "quote names containing '$' with backquotes, e.g. `t$changelog`"
+	}
+	return se
+}
+
+// converter turns xwb1989's AST into ours.
+type converter struct {
+	style  byte // the placeholder style of the statement
+	src    string
+	posMap []int
+	base   int
+}
+
+func (c *converter) tablePath(n sqlparser.TableName) metadata.TablePath {
+	return metadata.TablePath{Database: n.Qualifier.String(), Table: n.Name.String()}
+}
+
+func (c *converter) selectStmt(s *sqlparser.Select) (*Select, error) {
+	if s.Lock != "" {
+		return nil, unsupported("locking (FOR UPDATE, LOCK IN SHARE MODE)")
+	}
+	out := &Select{Distinct: s.Distinct != ""}
+	var err error
+	if out.Hints, err = c.hints(s.Comments); err != nil {
+		return nil, err
+	}
+	if err := c.from(out, s.From); err != nil {
+		return nil, err
+	}
+	for _, se := range s.SelectExprs {
+		switch x := se.(type) {
+		case *sqlparser.StarExpr:
+			out.Items = append(out.Items, SelectItem{Star: true, Qualifier: x.TableName.Name.String(), Text: "*"})
+		case *sqlparser.AliasedExpr:
+			e, err := c.expr(x.Expr)
+			if err != nil {
+				return nil, err
+			}
+			out.Items = append(out.Items, SelectItem{Expr: e, Alias: x.As.String(), Text: sqlparser.String(x.Expr)})
+		default:
+			return nil, unsupported("select item %s", sqlparser.String(se))
+		}
+	}
+	if s.Where != nil {
+		if out.Where, err = c.expr(s.Where.Expr); err != nil {
+			return nil, err
+		}
+	}
+	for _, g := range s.GroupBy {
+		e, err := c.expr(g)
+		if err != nil {
+			return nil, err
+		}
+		out.GroupBy = append(out.GroupBy, e)
+	}
+	if s.Having != nil {
+		if out.Having, err = c.expr(s.Having.Expr); err != nil {
+			return nil, err
+		}
+	}
+	for _, o := range s.OrderBy {
+		e, err := c.expr(o.Expr)
+		if err != nil {
+			return nil, err
+		}
+		out.OrderBy = append(out.OrderBy, OrderItem{Expr: e, Desc: o.Direction == sqlparser.DescScr})
+	}
+	if s.Limit != nil {
+		if s.Limit.Rowcount != nil {
+			if out.Limit, err = c.expr(s.Limit.Rowcount); err != nil {
+				return nil, err
+			}
+		}
+		if s.Limit.Offset != nil {
+			if out.Offset, err = c.expr(s.Limit.Offset); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func (c *converter) from(out *Select, from sqlparser.TableExprs) error {
+	if len(from) != 1 {
+		return unsupported("reading more than one table (joins)")
+	}
+	switch t := from[0].(type) {
+	case *sqlparser.AliasedTableExpr:
+		if len(t.Partitions) > 0 {
+			return unsupported("PARTITION selection in FROM")
+		}
+		if t.Hints != nil {
+			return unsupported("index hints")
+		}
+		name, ok := t.Expr.(sqlparser.TableName)
+		if !ok {
+			return unsupported("a subquery in FROM")
+		}
+		path := c.tablePath(name)
+		if path.Database == "" && strings.EqualFold(path.Table, "dual") {
+			// The parser reads SELECT without FROM as FROM dual.
+			return nil
+		}
+		out.From, out.Table, out.Alias = true, path, t.As.String()
+		return nil
+	case *sqlparser.JoinTableExpr:
+		return unsupported("JOIN")
+	}
+	return unsupported("a parenthesized FROM clause")
+}
+
+// hints reads SELECT /*+ OPTIONS('k'='v', ...) */ comments; other comments
+// are ignored.
+func (c *converter) hints(comments sqlparser.Comments) (map[string]string, error) {
+	var out map[string]string
+	for _, raw := range comments {
+		text := string(raw)
+		if !strings.HasPrefix(text, "/*+") || !strings.HasSuffix(text, "*/") {
+			continue
+		}
+		// Find the comment in the source so errors point into it.
+		at := strings.Index(c.src, text)
+		if at < 0 {
+			at = 0
+		}
+		pos := c.base + c.posMap[at]
+		body := text[3 : len(text)-2]
+		toks, err := lexAll(body, false)
+		if err != nil {
+			return nil, shiftErr(err, pos+3)
+		}
+		p := &parser{src: body, toks: toks}
+		for p.peek().kind != tokEOF {
+			t := p.peek()
+			if !p.acceptKeyword("OPTIONS") {
+				if t.kind == tokIdent {
+					return nil, &PosError{Pos: pos + 3 + t.pos, Err: unsupported("hint %s", t.text)}
+				}
+				return nil, shiftErr(p.expected("OPTIONS"), pos+3)
+			}
+			opts, err := p.options()
+			if err != nil {
+				return nil, shiftErr(err, pos+3)
+			}
+			if out == nil {
+				out = map[string]string{}
+			}
+			for k, v := range opts {
+				if _, dup := out[k]; dup {
+					return nil, shiftErr(p.errAt(t, "hint option "+quoteString(k)+" is given twice"), pos+3)
+				}
+				out[k] = v
+			}
+			p.acceptPunct(",")
+		}
+	}
+	return out, nil
+}
+
+func (c *converter) insert(ins *sqlparser.Insert) (*Insert, error) {
+	switch {
+	case ins.Action != sqlparser.InsertStr:
+		return nil, unsupported("REPLACE")
+	case ins.Ignore != "":
+		return nil, unsupported("INSERT IGNORE")
+	case len(ins.Partitions) > 0:
+		return nil, unsupported("INSERT ... PARTITION")
+	case len(ins.OnDup) > 0:
+		return nil, unsupported("ON DUPLICATE KEY UPDATE (primary-key tables upsert)")
+	}
+	out := &Insert{Table: c.tablePath(ins.Table)}
+	for _, col := range ins.Columns {
+		out.Columns = append(out.Columns, col.String())
+	}
+	switch rows := ins.Rows.(type) {
+	case sqlparser.Values:
+		for _, tuple := range rows {
+			row := make([]Expr, len(tuple))
+			for i, v := range tuple {
+				e, err := c.expr(v)
+				if err != nil {
+					return nil, err
+				}
+				row[i] = e
+			}
+			out.Rows = append(out.Rows, row)
+		}
+	case *sqlparser.Select:
+		sel, err := c.selectStmt(rows)
+		if err != nil {
+			return nil, err
+		}
+		out.Select = sel
+	case *sqlparser.Union:
+		return nil, unsupported("UNION")
+	default:
+		return nil, unsupported("this INSERT source")
+	}
+	return out, nil
+}
+
+var cmpOps = map[string]CmpOp{
+	sqlparser.EqualStr: OpEq, sqlparser.NotEqualStr: OpNotEq, sqlparser.LessThanStr: OpLt,
+	sqlparser.LessEqualStr: OpLtEq, sqlparser.GreaterThanStr: OpGt, sqlparser.GreaterEqualStr: OpGtEq,
+	sqlparser.NullSafeEqualStr: OpNullSafeEq,
+}
+
+func (c *converter) exprs(in []sqlparser.Expr) ([]Expr, error) {
+	out := make([]Expr, len(in))
+	for i, x := range in {
+		e, err := c.expr(x)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+func (c *converter) expr(e sqlparser.Expr) (Expr, error) {
+	switch x := e.(type) {
+	case *sqlparser.ParenExpr:
+		return c.expr(x.Expr)
+	case *sqlparser.AndExpr:
+		l, r, err := c.pair(x.Left, x.Right)
+		return &And{L: l, R: r}, err
+	case *sqlparser.OrExpr:
+		l, r, err := c.pair(x.Left, x.Right)
+		return &Or{L: l, R: r}, err
+	case *sqlparser.NotExpr:
+		in, err := c.expr(x.Expr)
+		return &Not{E: in}, err
+	case *sqlparser.ComparisonExpr:
+		return c.comparison(x)
+	case *sqlparser.RangeCond:
+		l, err := c.expr(x.Left)
+		if err != nil {
+			return nil, err
+		}
+		lo, hi, err := c.pair(x.From, x.To)
+		return &Between{E: l, Lo: lo, Hi: hi, Not: x.Operator == sqlparser.NotBetweenStr}, err
+	case *sqlparser.IsExpr:
+		in, err := c.expr(x.Expr)
+		if err != nil {
+			return nil, err
+		}
+		switch x.Operator {
+		case sqlparser.IsNullStr:
+			return &IsNull{E: in}, nil
+		case sqlparser.IsNotNullStr:
+			return &IsNull{E: in, Not: true}, nil
+		}
+		return nil, unsupported("%s", strings.ToUpper(x.Operator))
+	case *sqlparser.SQLVal:
+		return c.value(x, false)
+	case *sqlparser.NullVal:
+		return &Literal{}, nil
+	case sqlparser.BoolVal:
+		return &Literal{Value: bool(x), T: metadata.BooleanType()}, nil
+	case *sqlparser.ColName:
+		if !x.Qualifier.Qualifier.IsEmpty() {
+			// db.t.col: keep the table qualifier; binding checks it.
+			return &ColumnRef{Name: x.Name.String(), Index: -1,
+				Qualifier: x.Qualifier.Qualifier.String() + "." + x.Qualifier.Name.String()}, nil
+		}
+		return &ColumnRef{Name: x.Name.String(), Index: -1, Qualifier: x.Qualifier.Name.String()}, nil
+	case *sqlparser.BinaryExpr:
+		op, ok := arithOps[x.Operator]
+		if !ok {
+			return nil, unsupported("operator %s", x.Operator)
+		}
+		l, r, err := c.pair(x.Left, x.Right)
+		return &Arith{Op: op, L: l, R: r}, err
+	case *sqlparser.UnaryExpr:
+		switch x.Operator {
+		case sqlparser.UMinusStr:
+			if v, ok := x.Expr.(*sqlparser.SQLVal); ok && (v.Type == sqlparser.IntVal || v.Type == sqlparser.FloatVal) {
+				return c.value(v, true)
+			}
+			in, err := c.expr(x.Expr)
+			return &Neg{E: in}, err
+		case sqlparser.UPlusStr:
+			return c.expr(x.Expr)
+		case sqlparser.BangStr:
+			in, err := c.expr(x.Expr)
+			return &Not{E: in}, err
+		}
+		return nil, unsupported("operator %s", strings.TrimSpace(x.Operator))
+	case *sqlparser.FuncExpr:
+		return c.funcCall(x)
+	case *sqlparser.CaseExpr:
+		out := &Case{}
+		var err error
+		if x.Expr != nil {
+			if out.Operand, err = c.expr(x.Expr); err != nil {
+				return nil, err
+			}
+		}
+		for _, w := range x.Whens {
+			cond, res, err := c.pair(w.Cond, w.Val)
+			if err != nil {
+				return nil, err
+			}
+			out.Whens = append(out.Whens, When{Cond: cond, Result: res})
+		}
+		if x.Else != nil {
+			if out.Else, err = c.expr(x.Else); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case *sqlparser.ConvertExpr:
+		in, err := c.expr(x.Expr)
+		if err != nil {
+			return nil, err
+		}
+		t, err := convertType(x.Type)
+		if err != nil {
+			return nil, err
+		}
+		return &Cast{E: in, T: t}, nil
+	case *sqlparser.SubstrExpr:
+		args := []Expr{&ColumnRef{Name: x.Name.Name.String(), Index: -1, Qualifier: x.Name.Qualifier.Name.String()}}
+		for _, a := range []sqlparser.Expr{x.From, x.To} {
+			if a == nil {
+				continue
+			}
+			e, err := c.expr(a)
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, e)
+		}
+		return &Func{Name: "substring", Args: args}, nil
+	case sqlparser.ValTuple:
+		return nil, unsupported("a row value %s", sqlparser.String(x))
+	case *sqlparser.Subquery, *sqlparser.ExistsExpr:
+		return nil, unsupported("a subquery")
+	case *sqlparser.Default:
+		return nil, unsupported("DEFAULT")
+	case *sqlparser.IntervalExpr:
+		return nil, unsupported("INTERVAL")
+	}
+	return nil, unsupported("expression %s", sqlparser.String(e))
+}
+
+var arithOps = map[string]byte{
+	sqlparser.PlusStr: '+', sqlparser.MinusStr: '-', sqlparser.MultStr: '*',
+	sqlparser.DivStr: '/', sqlparser.IntDivStr: 'd', sqlparser.ModStr: '%',
+}
+
+func (c *converter) pair(a, b sqlparser.Expr) (Expr, Expr, error) {
+	l, err := c.expr(a)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := c.expr(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, r, nil
+}
+
+func (c *converter) comparison(x *sqlparser.ComparisonExpr) (Expr, error) {
+	l, err := c.expr(x.Left)
+	if err != nil {
+		return nil, err
+	}
+	switch x.Operator {
+	case sqlparser.InStr, sqlparser.NotInStr:
+		tuple, ok := x.Right.(sqlparser.ValTuple)
+		if !ok {
+			if _, sub := x.Right.(*sqlparser.Subquery); sub {
+				return nil, unsupported("a subquery")
+			}
+			return nil, unsupported("IN %s", sqlparser.String(x.Right))
+		}
+		list, err := c.exprs(tuple)
+		if err != nil {
+			return nil, err
+		}
+		return &In{E: l, List: list, Not: x.Operator == sqlparser.NotInStr}, nil
+	case sqlparser.LikeStr, sqlparser.NotLikeStr:
+		r, err := c.expr(x.Right)
+		if err != nil {
+			return nil, err
+		}
+		like := &Like{E: l, Pattern: r, Not: x.Operator == sqlparser.NotLikeStr}
+		if x.Escape != nil {
+			v, ok := x.Escape.(*sqlparser.SQLVal)
+			if !ok || v.Type != sqlparser.StrVal || len([]rune(string(v.Val))) != 1 {
+				return nil, errorf(metadata.ErrSyntax, "ESCAPE takes one character in quotes, not %s", sqlparser.String(x.Escape))
+			}
+			like.Escape = []rune(string(v.Val))[0]
+		}
+		return like, nil
+	}
+	op, ok := cmpOps[x.Operator]
+	if !ok {
+		return nil, unsupported("operator %s", strings.ToUpper(x.Operator))
+	}
+	r, err := c.expr(x.Right)
+	if err != nil {
+		return nil, err
+	}
+	return &Compare{Op: op, L: l, R: r}, nil
+}
+
+func (c *converter) funcCall(f *sqlparser.FuncExpr) (Expr, error) {
+	if !f.Qualifier.IsEmpty() {
+		return nil, unsupported("function %s.%s", f.Qualifier.String(), f.Name.String())
+	}
+	out := &Func{Name: f.Name.Lowered(), Distinct: f.Distinct}
+	for _, se := range f.Exprs {
+		switch a := se.(type) {
+		case *sqlparser.StarExpr:
+			if out.Name != "count" || len(f.Exprs) != 1 || f.Distinct {
+				return nil, unsupported("* as an argument of %s", strings.ToUpper(out.Name))
+			}
+			out.Star = true
+		case *sqlparser.AliasedExpr:
+			e, err := c.expr(a.Expr)
+			if err != nil {
+				return nil, err
+			}
+			out.Args = append(out.Args, e)
+		default:
+			return nil, unsupported("argument %s", sqlparser.String(se))
+		}
+	}
+	return out, nil
+}
+
+// value converts a literal or placeholder; neg folds a unary minus into a
+// numeric literal so that -128 is one TINYINT-sized constant.
+func (c *converter) value(v *sqlparser.SQLVal, neg bool) (Expr, error) {
+	text := string(v.Val)
+	switch v.Type {
+	case sqlparser.StrVal:
+		return &Literal{Value: text, T: metadata.StringType()}, nil
+	case sqlparser.IntVal, sqlparser.FloatVal:
+		if neg {
+			text = "-" + text
+		}
+		return numberLiteral(text)
+	case sqlparser.HexVal, sqlparser.HexNum:
+		h := strings.TrimPrefix(strings.TrimPrefix(text, "0x"), "0X")
+		if len(h)%2 == 1 {
+			h = "0" + h
+		}
+		b, err := hex.DecodeString(h)
+		if err != nil {
+			return nil, errorf(metadata.ErrSyntax, "bad hexadecimal literal %s", text)
+		}
+		return &Literal{Value: b, T: metadata.BytesType()}, nil
+	case sqlparser.ValArg:
+		name := strings.TrimPrefix(text, ":")
+		if c.style == '?' || c.style == '$' {
+			if n, ok := strings.CutPrefix(name, "v"); ok {
+				if ord, err := strconv.Atoi(n); err == nil && ord > 0 {
+					return &Param{Ordinal: ord}, nil
+				}
+			}
+		}
+		return &Param{Name: name}, nil
+	}
+	return nil, unsupported("literal %s", sqlparser.String(v))
+}
+
+// numberLiteral types a numeric literal exactly: an integer is BIGINT when
+// it fits, else DECIMAL(n, 0); a literal with a decimal point is
+// DECIMAL(p, s) with the digits as written; one with an exponent is DOUBLE.
+func numberLiteral(text string) (*Literal, error) {
+	if strings.ContainsAny(text, "eE") {
+		f, err := strconv.ParseFloat(text, 64)
+		if err != nil || math.IsInf(f, 0) {
+			return nil, errorf(metadata.ErrInvalidValue, "numeric literal %s is out of the range of DOUBLE", text)
+		}
+		return &Literal{Value: f, T: metadata.DoubleType()}, nil
+	}
+	if !strings.Contains(text, ".") {
+		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
+			return &Literal{Value: n, T: metadata.BigIntType()}, nil
+		}
+	}
+	digits := strings.TrimPrefix(text, "-")
+	intPart, frac, _ := strings.Cut(digits, ".")
+	intPart = strings.TrimLeft(intPart, "0")
+	p, s := len(intPart)+len(frac), len(frac)
+	if p == 0 {
+		p = 1
+	}
+	if p > metadata.MaxDecimalPrecision {
+		return nil, errorf(metadata.ErrInvalidValue, "numeric literal %s has more than %d digits", text, metadata.MaxDecimalPrecision)
+	}
+	d, err := metadata.ParseDecimal(text, p, s)
+	if err != nil {
+		return nil, err
+	}
+	return &Literal{Value: d, T: metadata.DecimalType(p, s)}, nil
+}
+
+// convertType maps the target of CAST/CONVERT as the MySQL dialect names
+// it to our types.
+func convertType(t *sqlparser.ConvertType) (metadata.DataType, error) {
+	num := func(v *sqlparser.SQLVal, def int) (int, error) {
+		if v == nil {
+			return def, nil
+		}
+		n, err := strconv.Atoi(string(v.Val))
+		if err != nil || n > 1<<20 {
+			return 0, errorf(metadata.ErrInvalidType, "bad length %s in CAST", v.Val)
+		}
+		return n, nil
+	}
+	var out metadata.DataType
+	switch strings.ToLower(t.Type) {
+	case "binary":
+		if t.Length == nil {
+			out = metadata.BytesType()
+		} else {
+			n, err := num(t.Length, 1)
+			if err != nil {
+				return out, err
+			}
+			out = metadata.BinaryType(n)
+		}
+	case "char", "nchar":
+		if t.Length == nil {
+			out = metadata.StringType()
+		} else {
+			n, err := num(t.Length, 1)
+			if err != nil {
+				return out, err
+			}
+			out = metadata.CharType(n)
+		}
+	case "date":
+		out = metadata.DateType()
+	case "datetime":
+		p, err := num(t.Length, 0)
+		if err != nil {
+			return out, err
+		}
+		out = metadata.TimestampType(p)
+	case "time":
+		p, err := num(t.Length, 0)
+		if err != nil {
+			return out, err
+		}
+		out = metadata.TimeType(p)
+	case "decimal":
+		p, err := num(t.Length, metadata.DefaultDecimalPrec)
+		if err != nil {
+			return out, err
+		}
+		s, err := num(t.Scale, 0)
+		if err != nil {
+			return out, err
+		}
+		out = metadata.DecimalType(p, s)
+	case "signed", "signed integer":
+		out = metadata.BigIntType()
+	default:
+		return out, unsupported("CAST to %s", strings.ToUpper(t.Type))
+	}
+	if err := out.Validate(); err != nil {
+		return out, err
+	}
+	return out, nil
+}

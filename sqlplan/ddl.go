@@ -1,0 +1,636 @@
+package sqlplan
+
+import (
+	"strings"
+
+	"github.com/flusslite/fluss/metadata"
+)
+
+// parser is the recursive-descent parser of our own grammar: DDL, SHOW,
+// DESCRIBE, USE and CALL (DESIGN §6). It reads a token slice that always
+// ends with a tokEOF token.
+type parser struct {
+	src    string
+	toks   []token
+	i      int
+	params paramStyle
+}
+
+// keywords are words that name statements or clauses of our grammar. They
+// stay usable as plain identifiers where the grammar is unambiguous, but
+// the canonical String forms backquote them.
+var keywords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`ADD ALTER ARRAY BY CALL CASCADE COLUMN COMMENT CONSTRAINT
+		CREATE DATABASE DATABASES DESC DESCRIBE DROP ENFORCED EXISTS EXPLAIN FROM IF IN INSERT
+		KEY MAP NOT NULL PARTITION PARTITIONED PARTITIONS PRIMARY RESTRICT ROW SELECT SET SHOW
+		TABLE TABLES USE WITH FALSE TRUE`) {
+		keywords[w] = true
+	}
+}
+
+// quoteIdent renders a name so that Parse reads it back: plain when it is
+// a plain identifier that is no keyword, else backquoted.
+func quoteIdent(name string) string {
+	if keywords[strings.ToUpper(name)] {
+		return "`" + name + "`"
+	}
+	return metadata.QuoteIdent(name)
+}
+
+func (p *parser) peek() token { return p.toks[p.i] }
+
+func (p *parser) peekAt(n int) token {
+	if p.i+n < len(p.toks) {
+		return p.toks[p.i+n]
+	}
+	return p.toks[len(p.toks)-1]
+}
+
+func (p *parser) advance() token {
+	t := p.toks[p.i]
+	if t.kind != tokEOF {
+		p.i++
+	}
+	return t
+}
+
+// errAt reports a syntax error at token t.
+func (p *parser) errAt(t token, msg string) error {
+	return &SyntaxError{Pos: t.pos, Near: p.src[t.pos:t.end], Msg: msg}
+}
+
+// expected reports that the current token is not what the grammar needs.
+func (p *parser) expected(what string) error { return p.errAt(p.peek(), "expected "+what) }
+
+func (p *parser) isKeyword(t token, kw string) bool {
+	return t.kind == tokIdent && strings.EqualFold(t.text, kw)
+}
+
+// acceptKeyword consumes the keyword sequence kws if the next tokens are
+// exactly those words.
+func (p *parser) acceptKeyword(kws ...string) bool {
+	for n, kw := range kws {
+		if !p.isKeyword(p.peekAt(n), kw) {
+			return false
+		}
+	}
+	p.i += len(kws)
+	return true
+}
+
+func (p *parser) expectKeyword(kws ...string) error {
+	for _, kw := range kws {
+		if !p.acceptKeyword(kw) {
+			return p.expected(kw)
+		}
+	}
+	return nil
+}
+
+func (p *parser) acceptPunct(s string) bool {
+	if t := p.peek(); t.kind == tokPunct && t.text == s {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *parser) expectPunct(s string) error {
+	if !p.acceptPunct(s) {
+		return p.expected("'" + s + "'")
+	}
+	return nil
+}
+
+// ident reads a plain or backquoted identifier; what names it in errors.
+func (p *parser) ident(what string) (string, error) {
+	t := p.peek()
+	switch t.kind {
+	case tokIdent:
+		p.i++
+		return t.text, nil
+	case tokQuotedIdent:
+		if t.text == "" {
+			return "", p.errAt(t, "empty "+what)
+		}
+		p.i++
+		return t.text, nil
+	}
+	return "", p.expected(what)
+}
+
+// identList reads '(' ident, ... ')'.
+func (p *parser) identList(what string) ([]string, []token, error) {
+	if err := p.expectPunct("("); err != nil {
+		return nil, nil, err
+	}
+	var names []string
+	var toks []token
+	for {
+		toks = append(toks, p.peek())
+		n, err := p.ident(what)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, prev := range names {
+			if strings.EqualFold(prev, n) {
+				return nil, nil, p.errAt(toks[len(toks)-1], what+" "+quoteIdent(n)+" is listed twice")
+			}
+		}
+		names = append(names, n)
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	if err := p.expectPunct(")"); err != nil {
+		return nil, nil, err
+	}
+	return names, toks, nil
+}
+
+func (p *parser) stringLit(what string) (string, error) {
+	t := p.peek()
+	if t.kind != tokString {
+		return "", p.expected(what + " (a quoted string)")
+	}
+	p.i++
+	return t.text, nil
+}
+
+// valueText reads an option or partition value: a string, or a number or
+// TRUE/FALSE written without quotes, as text.
+func (p *parser) valueText(what string) (string, error) {
+	t := p.peek()
+	switch {
+	case t.kind == tokString, t.kind == tokNumber:
+		p.i++
+		return t.text, nil
+	case t.kind == tokPunct && t.text == "-" && p.peekAt(1).kind == tokNumber:
+		p.i += 2
+		return "-" + p.toks[p.i-1].text, nil
+	case p.isKeyword(t, "TRUE"), p.isKeyword(t, "FALSE"):
+		p.i++
+		return strings.ToLower(t.text), nil
+	}
+	return "", p.expected(what)
+}
+
+// tablePath reads [db.]table.
+func (p *parser) tablePath() (metadata.TablePath, error) {
+	first, err := p.ident("table name")
+	if err != nil {
+		return metadata.TablePath{}, err
+	}
+	if !p.acceptPunct(".") {
+		return metadata.TablePath{Table: first}, nil
+	}
+	second, err := p.ident("table name")
+	if err != nil {
+		return metadata.TablePath{}, err
+	}
+	return metadata.TablePath{Database: first, Table: second}, nil
+}
+
+// options reads '(' 'k' = 'v', ... ')'.
+func (p *parser) options() (map[string]string, error) {
+	if err := p.expectPunct("("); err != nil {
+		return nil, err
+	}
+	opts := map[string]string{}
+	for {
+		kt := p.peek()
+		k, err := p.stringLit("option key")
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := opts[k]; dup {
+			return nil, p.errAt(kt, "option "+quoteString(k)+" is given twice")
+		}
+		if err := p.expectPunct("="); err != nil {
+			return nil, err
+		}
+		v, err := p.valueText("option value")
+		if err != nil {
+			return nil, err
+		}
+		opts[k] = v
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	if err := p.expectPunct(")"); err != nil {
+		return nil, err
+	}
+	return opts, nil
+}
+
+// partitionSpec reads '(' key = value, ... ')'.
+func (p *parser) partitionSpec() ([]PartitionValue, error) {
+	if err := p.expectPunct("("); err != nil {
+		return nil, err
+	}
+	var spec []PartitionValue
+	for {
+		kt := p.peek()
+		k, err := p.ident("partition key")
+		if err != nil {
+			return nil, err
+		}
+		for _, prev := range spec {
+			if strings.EqualFold(prev.Key, k) {
+				return nil, p.errAt(kt, "partition key "+quoteIdent(k)+" is given twice")
+			}
+		}
+		if err := p.expectPunct("="); err != nil {
+			return nil, err
+		}
+		v, err := p.valueText("partition value")
+		if err != nil {
+			return nil, err
+		}
+		spec = append(spec, PartitionValue{Key: k, Value: v})
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	if err := p.expectPunct(")"); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// parseStatement parses one statement of our grammar and the optional
+// trailing ';'.
+func (p *parser) parseStatement() (Statement, error) {
+	t := p.peek()
+	var (
+		s   Statement
+		err error
+	)
+	switch {
+	case p.acceptKeyword("CREATE"):
+		s, err = p.create()
+	case p.acceptKeyword("DROP"):
+		s, err = p.drop()
+	case p.acceptKeyword("ALTER"):
+		s, err = p.alter()
+	case p.acceptKeyword("SHOW"):
+		s, err = p.show()
+	case p.acceptKeyword("DESCRIBE"), p.acceptKeyword("DESC"):
+		var path metadata.TablePath
+		path, err = p.tablePath()
+		s = &Describe{Table: path}
+	case p.acceptKeyword("USE"):
+		var db string
+		db, err = p.ident("database name")
+		s = &Use{Database: db}
+	case p.acceptKeyword("CALL"):
+		s, err = p.call()
+	default:
+		return nil, p.errAt(t, "expected a statement")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.acceptPunct(";") && p.peek().kind != tokEOF {
+		return nil, p.errAt(p.peek(), "only one statement is allowed")
+	}
+	if p.peek().kind != tokEOF {
+		return nil, p.expected("end of statement")
+	}
+	return s, nil
+}
+
+func (p *parser) create() (Statement, error) {
+	switch {
+	case p.acceptKeyword("DATABASE"):
+		ine := p.acceptKeyword("IF", "NOT", "EXISTS")
+		name, err := p.ident("database name")
+		if err != nil {
+			return nil, err
+		}
+		return &CreateDatabase{Name: name, IfNotExists: ine}, nil
+	case p.acceptKeyword("TABLE"):
+		return p.createTable()
+	}
+	return nil, p.expected("DATABASE or TABLE")
+}
+
+func (p *parser) drop() (Statement, error) {
+	switch {
+	case p.acceptKeyword("DATABASE"):
+		ie := p.acceptKeyword("IF", "EXISTS")
+		name, err := p.ident("database name")
+		if err != nil {
+			return nil, err
+		}
+		s := &DropDatabase{Name: name, IfExists: ie}
+		switch {
+		case p.acceptKeyword("CASCADE"):
+			s.Cascade = true
+		case p.acceptKeyword("RESTRICT"):
+		}
+		return s, nil
+	case p.acceptKeyword("TABLE"):
+		ie := p.acceptKeyword("IF", "EXISTS")
+		path, err := p.tablePath()
+		if err != nil {
+			return nil, err
+		}
+		return &DropTable{Table: path, IfExists: ie}, nil
+	}
+	return nil, p.expected("DATABASE or TABLE")
+}
+
+func (p *parser) alter() (Statement, error) {
+	if err := p.expectKeyword("TABLE"); err != nil {
+		return nil, err
+	}
+	path, err := p.tablePath()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case p.acceptKeyword("ADD"):
+		if p.acceptKeyword("IF", "NOT", "EXISTS") {
+			if err := p.expectKeyword("PARTITION"); err != nil {
+				return nil, err
+			}
+			spec, err := p.partitionSpec()
+			return &AddPartition{Table: path, IfNotExists: true, Spec: spec}, err
+		}
+		if p.isKeyword(p.peek(), "PARTITION") && p.peekAt(1).kind == tokPunct && p.peekAt(1).text == "(" {
+			p.i++
+			spec, err := p.partitionSpec()
+			return &AddPartition{Table: path, Spec: spec}, err
+		}
+		// COLUMN is optional, and a column may itself be named "column":
+		// skip the word only when a column name and a type name follow.
+		if p.isKeyword(p.peek(), "COLUMN") {
+			name, typ := p.peekAt(1), p.peekAt(2)
+			if (name.kind == tokIdent || name.kind == tokQuotedIdent) && typ.kind == tokIdent &&
+				!p.isKeyword(typ, "NOT") && !p.isKeyword(typ, "NULL") && !p.isKeyword(typ, "COMMENT") && !p.isKeyword(typ, "PRIMARY") {
+				p.i++
+			}
+		}
+		colTok := p.peek()
+		col, pk, err := p.columnDef()
+		if err != nil {
+			return nil, err
+		}
+		if col.NotNull || pk {
+			return nil, &PosError{Pos: colTok.pos, Err: errorf(metadata.ErrUnsupported,
+				"column %s added by ALTER TABLE must be nullable", quoteIdent(col.Name))}
+		}
+		return &AddColumn{Table: path, Column: col}, nil
+	case p.acceptKeyword("DROP"):
+		ie := p.acceptKeyword("IF", "EXISTS")
+		if err := p.expectKeyword("PARTITION"); err != nil {
+			return nil, err
+		}
+		spec, err := p.partitionSpec()
+		return &DropPartition{Table: path, IfExists: ie, Spec: spec}, err
+	case p.acceptKeyword("SET"):
+		opts, err := p.options()
+		return &SetOptions{Table: path, Options: opts}, err
+	}
+	return nil, p.expected("ADD, DROP or SET")
+}
+
+func (p *parser) show() (Statement, error) {
+	switch {
+	case p.acceptKeyword("DATABASES"):
+		return &ShowDatabases{}, nil
+	case p.acceptKeyword("TABLES"):
+		if p.acceptKeyword("FROM") || p.acceptKeyword("IN") {
+			db, err := p.ident("database name")
+			return &ShowTables{Database: db}, err
+		}
+		return &ShowTables{}, nil
+	case p.acceptKeyword("PARTITIONS"):
+		path, err := p.tablePath()
+		return &ShowPartitions{Table: path}, err
+	}
+	return nil, p.expected("DATABASES, TABLES or PARTITIONS")
+}
+
+func (p *parser) call() (Statement, error) {
+	var parts []string
+	for {
+		n, err := p.ident("procedure name")
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, strings.ToLower(n))
+		if !p.acceptPunct(".") {
+			break
+		}
+	}
+	s := &Call{Procedure: strings.Join(parts, ".")}
+	if err := p.expectPunct("("); err != nil {
+		return nil, err
+	}
+	if p.acceptPunct(")") {
+		return s, nil
+	}
+	for {
+		a, err := p.callArg()
+		if err != nil {
+			return nil, err
+		}
+		s.Args = append(s.Args, a)
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	return s, p.expectPunct(")")
+}
+
+// callArg reads a literal or a placeholder.
+func (p *parser) callArg() (Expr, error) {
+	t := p.peek()
+	switch {
+	case t.kind == tokString:
+		p.i++
+		return &Literal{Value: t.text, T: metadata.StringType()}, nil
+	case t.kind == tokNumber:
+		p.i++
+		return p.numberAt(t, t.text)
+	case t.kind == tokPunct && t.text == "-" && p.peekAt(1).kind == tokNumber:
+		p.i += 2
+		return p.numberAt(t, "-"+p.toks[p.i-1].text)
+	case p.acceptKeyword("NULL"):
+		return &Literal{}, nil
+	case p.acceptKeyword("TRUE"):
+		return &Literal{Value: true, T: metadata.BooleanType()}, nil
+	case p.acceptKeyword("FALSE"):
+		return &Literal{Value: false, T: metadata.BooleanType()}, nil
+	case t.kind == tokParam:
+		p.i++
+		return p.params.param(p.src, t)
+	}
+	return nil, p.expected("a literal or placeholder")
+}
+
+func (p *parser) numberAt(t token, text string) (Expr, error) {
+	l, err := numberLiteral(text)
+	if err != nil {
+		return nil, &PosError{Pos: t.pos, Err: err}
+	}
+	return l, nil
+}
+
+// createTable parses what follows CREATE TABLE.
+func (p *parser) createTable() (Statement, error) {
+	s := &CreateTable{IfNotExists: p.acceptKeyword("IF", "NOT", "EXISTS")}
+	d := &s.Table
+	var err error
+	if d.Path, err = p.tablePath(); err != nil {
+		return nil, err
+	}
+	if err := p.expectPunct("("); err != nil {
+		return nil, err
+	}
+	var pkToks []token
+	for {
+		t := p.peek()
+		constraint := p.isKeyword(t, "CONSTRAINT")
+		if constraint || p.isKeyword(t, "PRIMARY") && p.isKeyword(p.peekAt(1), "KEY") {
+			if constraint {
+				p.i++
+				if _, err := p.ident("constraint name"); err != nil {
+					return nil, err
+				}
+			}
+			if err := p.expectKeyword("PRIMARY", "KEY"); err != nil {
+				return nil, err
+			}
+			if d.Schema.PrimaryKey != nil {
+				return nil, p.errAt(t, "the primary key is declared twice")
+			}
+			keys, toks, err := p.identList("primary key column")
+			if err != nil {
+				return nil, err
+			}
+			if err := p.notEnforced(); err != nil {
+				return nil, err
+			}
+			d.Schema.PrimaryKey, pkToks = keys, toks
+		} else {
+			col, pk, err := p.columnDef()
+			if err != nil {
+				return nil, err
+			}
+			for _, prev := range d.Schema.Columns {
+				if strings.EqualFold(prev.Name, col.Name) {
+					return nil, &PosError{Pos: t.pos, Err: errorf(metadata.ErrExists,
+						"column %s is declared twice", quoteIdent(col.Name))}
+				}
+			}
+			if pk {
+				if d.Schema.PrimaryKey != nil {
+					return nil, p.errAt(t, "the primary key is declared twice")
+				}
+				d.Schema.PrimaryKey, pkToks = []string{col.Name}, []token{t}
+			}
+			d.Schema.Columns = append(d.Schema.Columns, col)
+		}
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	if err := p.expectPunct(")"); err != nil {
+		return nil, err
+	}
+	if len(d.Schema.Columns) == 0 {
+		return nil, p.errAt(p.toks[p.i-1], "a table needs at least one column")
+	}
+	var partToks []token
+	seen := map[string]bool{}
+	for {
+		t := p.peek()
+		var clause string
+		switch {
+		case p.acceptKeyword("COMMENT"):
+			clause = "COMMENT"
+			d.Comment, err = p.stringLit("table comment")
+		case p.acceptKeyword("PARTITIONED", "BY"):
+			clause = "PARTITIONED BY"
+			d.PartitionKeys, partToks, err = p.identList("partition key")
+		case p.acceptKeyword("WITH"):
+			clause = "WITH"
+			d.Options, err = p.options()
+		default:
+			clause = ""
+		}
+		if clause == "" {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if seen[clause] {
+			return nil, p.errAt(t, clause+" is given twice")
+		}
+		seen[clause] = true
+	}
+	// Keys must name declared columns; the catalog checks the rest (key
+	// types, partition keys within the primary key, options).
+	for i, k := range d.Schema.PrimaryKey {
+		idx := d.Schema.ColumnIndex(k)
+		if idx < 0 {
+			return nil, &PosError{Pos: pkToks[i].pos, Err: errorf(metadata.ErrNotFound,
+				"primary key column %s is not a column of the table", quoteIdent(k))}
+		}
+		d.Schema.Columns[idx].NotNull = true
+	}
+	for i, k := range d.PartitionKeys {
+		if d.Schema.ColumnIndex(k) < 0 {
+			return nil, &PosError{Pos: partToks[i].pos, Err: errorf(metadata.ErrNotFound,
+				"partition key %s is not a column of the table", quoteIdent(k))}
+		}
+	}
+	return s, nil
+}
+
+func (p *parser) notEnforced() error {
+	if p.acceptKeyword("NOT", "ENFORCED") {
+		return nil
+	}
+	return p.expected("NOT ENFORCED (Fluss does not enforce primary keys)")
+}
+
+// columnDef reads name TYPE [NOT NULL | NULL] [PRIMARY KEY NOT ENFORCED]
+// [COMMENT '...'] and reports whether the column declared itself the
+// primary key.
+func (p *parser) columnDef() (metadata.Column, bool, error) {
+	var c metadata.Column
+	var err error
+	if c.Name, err = p.ident("column name"); err != nil {
+		return c, false, err
+	}
+	if c.Type, err = p.dataType(0); err != nil {
+		return c, false, err
+	}
+	pk := false
+	for {
+		switch {
+		case p.acceptKeyword("NOT", "NULL"):
+			c.NotNull = true
+		case p.acceptKeyword("NULL"):
+		case p.acceptKeyword("PRIMARY", "KEY"):
+			if err := p.notEnforced(); err != nil {
+				return c, false, err
+			}
+			pk = true
+		case p.acceptKeyword("COMMENT"):
+			if c.Comment, err = p.stringLit("column comment"); err != nil {
+				return c, false, err
+			}
+		default:
+			return c, pk, nil
+		}
+	}
+}

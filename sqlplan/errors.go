@@ -1,0 +1,92 @@
+package sqlplan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/flusslite/fluss/metadata"
+)
+
+// SyntaxError is SQL text that does not parse. It matches
+// metadata.ErrSyntax with errors.Is.
+type SyntaxError struct {
+	// Pos is the byte offset, counting from 0, of the offending token in
+	// the statement text; len(text) when the text ended too early.
+	Pos int
+	// Near is the offending token as written; empty at the end of the text.
+	Near string
+	// Msg says what was wrong or expected ("expected TABLE").
+	Msg string
+}
+
+func (e *SyntaxError) Error() string {
+	var b strings.Builder
+	if e.Near != "" {
+		fmt.Fprintf(&b, "syntax error at position %d near %q", e.Pos, e.Near)
+	} else {
+		fmt.Fprintf(&b, "syntax error at end of input (position %d)", e.Pos)
+	}
+	if e.Msg != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Msg)
+	}
+	return b.String()
+}
+
+// Unwrap makes a SyntaxError match metadata.ErrSyntax.
+func (e *SyntaxError) Unwrap() error { return metadata.ErrSyntax }
+
+// Position reports the byte offset the error refers to.
+func (e *SyntaxError) Position() int { return e.Pos }
+
+// PosError is a well-formed statement that is still wrong at a known
+// place, such as a data type out of Fluss's limits or an unknown type name.
+// It wraps the cause, which carries the metadata sentinel.
+type PosError struct {
+	Pos int
+	Err error
+}
+
+func (e *PosError) Error() string { return fmt.Sprintf("%v at position %d", e.Err, e.Pos) }
+
+// Unwrap returns the cause.
+func (e *PosError) Unwrap() error { return e.Err }
+
+// Position reports the byte offset the error refers to.
+func (e *PosError) Position() int { return e.Pos }
+
+// sentinelError is an error whose text reads as a sentence ("table
+// fluss.t does not exist") and that still matches its sentinel, and its
+// cause if any, with errors.Is.
+type sentinelError struct {
+	sentinel error
+	msg      string
+	cause    error
+}
+
+func (e *sentinelError) Error() string {
+	if e.cause != nil {
+		return e.msg + ": " + e.cause.Error()
+	}
+	return e.msg
+}
+
+func (e *sentinelError) Unwrap() []error {
+	if e.cause != nil {
+		return []error{e.sentinel, e.cause}
+	}
+	return []error{e.sentinel}
+}
+
+func errorf(sentinel error, format string, args ...any) error {
+	return &sentinelError{sentinel: sentinel, msg: fmt.Sprintf(format, args...)}
+}
+
+// wrapf is errorf with a cause whose text is appended after a colon.
+func wrapf(sentinel, cause error, format string, args ...any) error {
+	return &sentinelError{sentinel: sentinel, msg: fmt.Sprintf(format, args...), cause: cause}
+}
+
+func unsupported(format string, args ...any) error {
+	return errorf(metadata.ErrUnsupported, format+" is not supported", args...)
+}

@@ -1,0 +1,329 @@
+package sqlplan
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/flusslite/fluss/metadata"
+)
+
+// Statement is one parsed SQL statement: inert data, safe to share between
+// goroutines once built (nothing mutates it; binding builds new plans).
+type Statement interface {
+	// NumInput is the number of placeholders the statement takes: the
+	// number of positional placeholders (? or $N, the highest N for $N), or
+	// of distinct :names.
+	NumInput() int
+	// String renders the statement in a canonical SQL form. Parse reads
+	// it back: DDL to an equal statement, queries to an equivalent one.
+	String() string
+	isStatement()
+}
+
+// CreateDatabase is CREATE DATABASE [IF NOT EXISTS] name.
+type CreateDatabase struct {
+	Name        string
+	IfNotExists bool
+}
+
+// DropDatabase is DROP DATABASE [IF EXISTS] name [CASCADE|RESTRICT].
+type DropDatabase struct {
+	Name     string
+	IfExists bool
+	// Cascade drops the database's tables too; without it (RESTRICT, the
+	// default) a database that still has tables is not dropped.
+	Cascade bool
+}
+
+// CreateTable is CREATE TABLE. Table.Path.Database is "" when the name is
+// unqualified: the driver fills in the connection's current database.
+// Primary-key columns are marked NotNull, as Fluss does.
+type CreateTable struct {
+	Table       metadata.TableDescriptor
+	IfNotExists bool
+}
+
+// DropTable is DROP TABLE [IF EXISTS] [db.]t.
+type DropTable struct {
+	Table    metadata.TablePath
+	IfExists bool
+}
+
+// PartitionValue is one key = 'value' pair of a partition spec. Value is
+// the text as written (a quoted string, or a number or TRUE/FALSE without
+// quotes); the catalog converts it to the key's type.
+type PartitionValue struct {
+	Key   string
+	Value string
+}
+
+// AddPartition is ALTER TABLE t ADD [IF NOT EXISTS] PARTITION (k = 'v', ...).
+type AddPartition struct {
+	Table       metadata.TablePath
+	IfNotExists bool
+	Spec        []PartitionValue
+}
+
+// DropPartition is ALTER TABLE t DROP [IF EXISTS] PARTITION (k = 'v', ...).
+type DropPartition struct {
+	Table    metadata.TablePath
+	IfExists bool
+	Spec     []PartitionValue
+}
+
+// SetOptions is ALTER TABLE t SET ('k' = 'v', ...).
+type SetOptions struct {
+	Table   metadata.TablePath
+	Options map[string]string
+}
+
+// AddColumn is ALTER TABLE t ADD [COLUMN] col TYPE [COMMENT '...']: a
+// nullable column appended at the end of the schema.
+type AddColumn struct {
+	Table  metadata.TablePath
+	Column metadata.Column
+}
+
+// ShowDatabases is SHOW DATABASES.
+type ShowDatabases struct{}
+
+// ShowTables is SHOW TABLES [FROM|IN db]; Database is "" for the current one.
+type ShowTables struct {
+	Database string
+}
+
+// ShowPartitions is SHOW PARTITIONS t.
+type ShowPartitions struct {
+	Table metadata.TablePath
+}
+
+// Describe is DESCRIBE t or DESC t.
+type Describe struct {
+	Table metadata.TablePath
+}
+
+// Use is USE db.
+type Use struct {
+	Database string
+}
+
+// Call is CALL namespace.procedure(arg, ...). Args are literals or
+// placeholders; Values binds them.
+type Call struct {
+	// Procedure is the lower-case qualified name, e.g. "sys.tier".
+	Procedure string
+	Args      []Expr
+}
+
+// Explain is EXPLAIN [PLAN FOR] SELECT ...
+type Explain struct {
+	Select *Select
+}
+
+func (*CreateDatabase) isStatement() {}
+func (*DropDatabase) isStatement()   {}
+func (*CreateTable) isStatement()    {}
+func (*DropTable) isStatement()      {}
+func (*AddPartition) isStatement()   {}
+func (*DropPartition) isStatement()  {}
+func (*SetOptions) isStatement()     {}
+func (*AddColumn) isStatement()      {}
+func (*ShowDatabases) isStatement()  {}
+func (*ShowTables) isStatement()     {}
+func (*ShowPartitions) isStatement() {}
+func (*Describe) isStatement()       {}
+func (*Use) isStatement()            {}
+func (*Call) isStatement()           {}
+func (*Explain) isStatement()        {}
+func (*Select) isStatement()         {}
+func (*Insert) isStatement()         {}
+
+func (*CreateDatabase) NumInput() int { return 0 }
+func (*DropDatabase) NumInput() int   { return 0 }
+func (*CreateTable) NumInput() int    { return 0 }
+func (*DropTable) NumInput() int      { return 0 }
+func (*AddPartition) NumInput() int   { return 0 }
+func (*DropPartition) NumInput() int  { return 0 }
+func (*SetOptions) NumInput() int     { return 0 }
+func (*AddColumn) NumInput() int      { return 0 }
+func (*ShowDatabases) NumInput() int  { return 0 }
+func (*ShowTables) NumInput() int     { return 0 }
+func (*ShowPartitions) NumInput() int { return 0 }
+func (*Describe) NumInput() int       { return 0 }
+func (*Use) NumInput() int            { return 0 }
+func (s *Call) NumInput() int         { return countInputs(s.Args...) }
+func (s *Explain) NumInput() int      { return s.Select.NumInput() }
+
+// Values binds the procedure's arguments: literals become their canonical
+// values, placeholders the matching argument's Go value.
+func (s *Call) Values(args []Arg) ([]any, error) {
+	out := make([]any, len(s.Args))
+	for i, a := range s.Args {
+		switch x := a.(type) {
+		case *Literal:
+			out[i] = x.Value
+		case *Param:
+			v, err := lookupArg(x, args)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		default:
+			return nil, unsupported("argument %s of %s", a, s.Procedure)
+		}
+	}
+	return out, nil
+}
+
+func quotePath(p metadata.TablePath) string {
+	if p.Database == "" {
+		return quoteIdent(p.Table)
+	}
+	return quoteIdent(p.Database) + "." + quoteIdent(p.Table)
+}
+
+func quoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func formatOptions(opts map[string]string) string {
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = quoteString(k) + " = " + quoteString(opts[k])
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+func formatSpec(spec []PartitionValue) string {
+	parts := make([]string, len(spec))
+	for i, kv := range spec {
+		parts[i] = quoteIdent(kv.Key) + " = " + quoteString(kv.Value)
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+func quoteIdents(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = quoteIdent(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+func formatColumn(c metadata.Column) string {
+	s := quoteIdent(c.Name) + " " + c.Type.String()
+	if c.NotNull {
+		s += " NOT NULL"
+	}
+	if c.Comment != "" {
+		s += " COMMENT " + quoteString(c.Comment)
+	}
+	return s
+}
+
+func (s *CreateDatabase) String() string {
+	if s.IfNotExists {
+		return "CREATE DATABASE IF NOT EXISTS " + quoteIdent(s.Name)
+	}
+	return "CREATE DATABASE " + quoteIdent(s.Name)
+}
+
+func (s *DropDatabase) String() string {
+	out := "DROP DATABASE "
+	if s.IfExists {
+		out += "IF EXISTS "
+	}
+	out += quoteIdent(s.Name)
+	if s.Cascade {
+		return out + " CASCADE"
+	}
+	return out + " RESTRICT"
+}
+
+func (s *CreateTable) String() string {
+	var b strings.Builder
+	b.WriteString("CREATE TABLE ")
+	if s.IfNotExists {
+		b.WriteString("IF NOT EXISTS ")
+	}
+	d := &s.Table
+	b.WriteString(quotePath(d.Path))
+	b.WriteString(" (")
+	for i, c := range d.Schema.Columns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(formatColumn(c))
+	}
+	if len(d.Schema.PrimaryKey) > 0 {
+		b.WriteString(", PRIMARY KEY (" + quoteIdents(d.Schema.PrimaryKey) + ") NOT ENFORCED")
+	}
+	b.WriteString(")")
+	if d.Comment != "" {
+		b.WriteString(" COMMENT " + quoteString(d.Comment))
+	}
+	if len(d.PartitionKeys) > 0 {
+		b.WriteString(" PARTITIONED BY (" + quoteIdents(d.PartitionKeys) + ")")
+	}
+	if len(d.Options) > 0 {
+		b.WriteString(" WITH " + formatOptions(d.Options))
+	}
+	return b.String()
+}
+
+func (s *DropTable) String() string {
+	if s.IfExists {
+		return "DROP TABLE IF EXISTS " + quotePath(s.Table)
+	}
+	return "DROP TABLE " + quotePath(s.Table)
+}
+
+func (s *AddPartition) String() string {
+	ine := ""
+	if s.IfNotExists {
+		ine = "IF NOT EXISTS "
+	}
+	return "ALTER TABLE " + quotePath(s.Table) + " ADD " + ine + "PARTITION " + formatSpec(s.Spec)
+}
+
+func (s *DropPartition) String() string {
+	ie := ""
+	if s.IfExists {
+		ie = "IF EXISTS "
+	}
+	return "ALTER TABLE " + quotePath(s.Table) + " DROP " + ie + "PARTITION " + formatSpec(s.Spec)
+}
+
+func (s *SetOptions) String() string {
+	return "ALTER TABLE " + quotePath(s.Table) + " SET " + formatOptions(s.Options)
+}
+
+func (s *AddColumn) String() string {
+	return "ALTER TABLE " + quotePath(s.Table) + " ADD COLUMN " + formatColumn(s.Column)
+}
+
+func (s *ShowDatabases) String() string { return "SHOW DATABASES" }
+
+func (s *ShowTables) String() string {
+	if s.Database == "" {
+		return "SHOW TABLES"
+	}
+	return "SHOW TABLES FROM " + quoteIdent(s.Database)
+}
+
+func (s *ShowPartitions) String() string { return "SHOW PARTITIONS " + quotePath(s.Table) }
+func (s *Describe) String() string       { return "DESCRIBE " + quotePath(s.Table) }
+func (s *Use) String() string            { return "USE " + quoteIdent(s.Database) }
+
+func (s *Call) String() string {
+	args := make([]string, len(s.Args))
+	for i, a := range s.Args {
+		args[i] = a.String()
+	}
+	return "CALL " + s.Procedure + "(" + strings.Join(args, ", ") + ")"
+}
+
+func (s *Explain) String() string { return "EXPLAIN " + s.Select.String() }

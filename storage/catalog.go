@@ -1,0 +1,236 @@
+package storage
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/flusslite/fluss/metadata"
+)
+
+const (
+	catalogFile    = "catalog.json"
+	catalogTmpFile = "catalog.json.tmp"
+	catalogVersion = 1
+)
+
+// catalog is the engine's metadata: databases, tables, partitions and the
+// id counters. It is copied on write (clone, change, persist, swap), so a
+// failed persist leaves the live catalog untouched.
+type catalog struct {
+	Version         int                 `json:"version"`
+	NextTableID     int64               `json:"next_table_id"`
+	NextPartitionID int64               `json:"next_partition_id"`
+	Databases       map[string]*dbEntry `json:"databases"`
+
+	byID map[int64]*tableEntry // derived
+}
+
+type dbEntry struct {
+	Tables map[string]*tableEntry `json:"tables"`
+}
+
+type tableEntry struct {
+	Info       metadata.TableInfo       `json:"info"`
+	Partitions []metadata.PartitionInfo `json:"partitions,omitempty"`
+
+	// Derived, never stored: rebuilt by prepare.
+	arrow *arrow.Schema
+	types []metadata.DataType
+	stats []int // statistics columns
+	// roundRobin is the next bucket of keyless routing; shared by the
+	// copies of one table's entry so it survives catalog changes.
+	roundRobin *atomic.Uint64
+}
+
+func newCatalog() *catalog {
+	c := &catalog{Version: catalogVersion, NextTableID: 1, NextPartitionID: 1, Databases: map[string]*dbEntry{}}
+	c.Databases[metadata.DefaultDatabase] = &dbEntry{Tables: map[string]*tableEntry{}}
+	c.index()
+	return c
+}
+
+func (c *catalog) index() {
+	c.byID = map[int64]*tableEntry{}
+	for _, db := range c.Databases {
+		for _, t := range db.Tables {
+			c.byID[t.Info.TableID] = t
+		}
+	}
+}
+
+// clone copies the catalog deeply enough that changing the copy's maps and
+// entries does not touch c. TableInfo values are immutable and shared.
+func (c *catalog) clone() *catalog {
+	out := *c
+	out.Databases = make(map[string]*dbEntry, len(c.Databases))
+	for name, db := range c.Databases {
+		tables := make(map[string]*tableEntry, len(db.Tables))
+		for tn, t := range db.Tables {
+			cp := *t
+			cp.Partitions = slices.Clone(t.Partitions)
+			tables[tn] = &cp
+		}
+		out.Databases[name] = &dbEntry{Tables: tables}
+	}
+	out.index()
+	return &out
+}
+
+// prepare fills a table entry's derived fields.
+func (t *tableEntry) prepare() error {
+	info := &t.Info
+	t.arrow = metadata.ArrowSchema(info.Schema.Columns)
+	t.types = make([]metadata.DataType, len(info.Schema.Columns))
+	for i, c := range info.Schema.Columns {
+		t.types[i] = c.Type
+	}
+	t.stats = nil
+	if names := info.Config.StatisticsColumns; names == nil {
+		for i, c := range info.Schema.Columns {
+			if c.Type.HasOrder() {
+				t.stats = append(t.stats, i)
+			}
+		}
+	} else {
+		idx, err := info.Schema.Indexes(names)
+		if err != nil {
+			return fmt.Errorf("table %s: statistics columns: %w", info.Path, err)
+		}
+		t.stats = idx
+	}
+	if t.roundRobin == nil {
+		t.roundRobin = new(atomic.Uint64)
+	}
+	return nil
+}
+
+func (t *tableEntry) partitionByName(name string) (metadata.PartitionInfo, bool) {
+	for _, p := range t.Partitions {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return metadata.PartitionInfo{}, false
+}
+
+func (t *tableEntry) partitionByID(id int64) (metadata.PartitionInfo, bool) {
+	for _, p := range t.Partitions {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return metadata.PartitionInfo{}, false
+}
+
+func (c *catalog) table(path metadata.TablePath) (*tableEntry, error) {
+	db, ok := c.Databases[path.Database]
+	if !ok {
+		return nil, fmt.Errorf("database %s: %w", path.Database, metadata.ErrNotFound)
+	}
+	t, ok := db.Tables[path.Table]
+	if !ok {
+		return nil, fmt.Errorf("table %s: %w", path, metadata.ErrNotFound)
+	}
+	return t, nil
+}
+
+// loadCatalog reads the catalog of dir, or returns a fresh one when the
+// directory has none yet.
+func loadCatalog(fsys FS, dir string) (*catalog, error) {
+	name := filepath.Join(dir, catalogFile)
+	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return newCatalog(), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open catalog: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat catalog: %w", err)
+	}
+	buf := make([]byte, st.Size())
+	if _, err := f.ReadAt(buf, 0); err != nil {
+		return nil, fmt.Errorf("read catalog: %w", err)
+	}
+	c := &catalog{}
+	if err := json.Unmarshal(buf, c); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", metadata.ErrCorrupt, catalogFile, err)
+	}
+	if c.Version != catalogVersion {
+		return nil, fmt.Errorf("%w: %s has version %d, want %d", metadata.ErrCorrupt, catalogFile, c.Version, catalogVersion)
+	}
+	if c.Databases == nil {
+		c.Databases = map[string]*dbEntry{}
+	}
+	if _, ok := c.Databases[metadata.DefaultDatabase]; !ok {
+		c.Databases[metadata.DefaultDatabase] = &dbEntry{}
+	}
+	for dbName, db := range c.Databases {
+		if db == nil {
+			db = &dbEntry{}
+			c.Databases[dbName] = db
+		}
+		if db.Tables == nil {
+			db.Tables = map[string]*tableEntry{}
+		}
+		for tn, t := range db.Tables {
+			if t == nil {
+				return nil, fmt.Errorf("%w: %s: table %s.%s has no entry", metadata.ErrCorrupt, catalogFile, dbName, tn)
+			}
+			if err := t.Info.Resolve(); err != nil {
+				return nil, fmt.Errorf("%w: %s: table %s: %v", metadata.ErrCorrupt, catalogFile, t.Info.Path, err)
+			}
+			if err := t.prepare(); err != nil {
+				return nil, fmt.Errorf("%w: %s: %v", metadata.ErrCorrupt, catalogFile, err)
+			}
+		}
+	}
+	c.index()
+	return c, nil
+}
+
+// persist writes the catalog atomically: a temporary file, fsync, rename
+// over the old one, fsync of the directory (the fsyncs only when sync).
+func (c *catalog) persist(fsys FS, dir string, sync bool) error {
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode catalog: %w", err)
+	}
+	tmp := filepath.Join(dir, catalogTmpFile)
+	f, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("write catalog: %w", err)
+	}
+	_, err = f.WriteAt(data, 0)
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = fsys.Rename(tmp, filepath.Join(dir, catalogFile))
+	}
+	if err == nil && sync {
+		err = fsys.SyncDir(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("write catalog: %w", err)
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
+}

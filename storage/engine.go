@@ -1,0 +1,743 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/flusslite/fluss/metadata"
+)
+
+const (
+	lockFileName = "LOCK"
+	dataDirName  = "data"
+	memRoot      = "memory"
+)
+
+// Engine is the embedded Fluss: the catalog, and a log tablet per bucket.
+// It is safe for concurrent use. One Engine owns its directory (an OS lock
+// keeps other engines out); Close releases it.
+type Engine struct {
+	opts Options
+	fs   FS
+	root string
+	lock io.Closer
+
+	// mu guards the catalog and closed. Statements (Append, ReadLog) hold
+	// it shared for their whole run; DDL holds it exclusively, so a table
+	// is never dropped under a write.
+	mu struct {
+		sync.RWMutex
+		cat    *catalog
+		closed bool
+	}
+	// tabletsMu guards tablets; taken after mu, never before.
+	tabletsMu sync.Mutex
+	tablets   map[metadata.TableBucket]*logTablet
+
+	// failed is set when a write failed in a way that leaves the log's
+	// durability unknown (a failed fsync or roll back); writes are then
+	// refused with ErrReadOnly.
+	failed atomic.Pointer[error]
+}
+
+// Open opens (creating when needed) the engine of opts.Dir, or a fresh
+// in-memory engine, and recovers every log tablet.
+func Open(opts Options) (*Engine, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	e := &Engine{opts: opts, fs: opts.FS, root: opts.Dir, tablets: map[metadata.TableBucket]*logTablet{}}
+	if e.fs == nil {
+		if opts.InMemory {
+			e.fs = NewMemFS()
+		} else {
+			e.fs = DiskFS()
+		}
+	}
+	if opts.InMemory {
+		e.root = memRoot
+	}
+	if err := e.fs.MkdirAll(e.root, 0o755); err != nil {
+		return nil, fmt.Errorf("create data directory %s: %w", e.root, err)
+	}
+	lock, err := e.fs.Lock(filepath.Join(e.root, lockFileName))
+	if err != nil {
+		if errors.Is(err, metadata.ErrLocked) {
+			return nil, fmt.Errorf("open %s: %w", e.root, err)
+		}
+		return nil, fmt.Errorf("lock %s: %w", e.root, err)
+	}
+	e.lock = lock
+	cat, err := loadCatalog(e.fs, e.root)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	e.mu.cat = cat
+	_ = e.fs.Remove(filepath.Join(e.root, catalogTmpFile))
+	if err := e.recoverTablets(); err != nil {
+		e.closeTablets()
+		lock.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// recoverTablets opens every tablet under data/ and removes the data of
+// tables and partitions the catalog no longer knows (a drop interrupted
+// between the catalog update and the removal).
+func (e *Engine) recoverTablets() error {
+	dataDir := filepath.Join(e.root, dataDirName)
+	tables, err := e.fs.ReadDir(dataDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("list %s: %w", dataDirName, err)
+	}
+	cat := e.mu.cat
+	for _, td := range tables {
+		id, err := strconv.ParseInt(td.Name(), 10, 64)
+		entry := cat.byID[id]
+		if err != nil || entry == nil {
+			e.opts.Logger.Info("removing the data of a dropped table", "dir", filepath.Join(dataDirName, td.Name()))
+			if err := e.fs.RemoveAll(filepath.Join(dataDir, td.Name())); err != nil {
+				return fmt.Errorf("remove dropped table data: %w", err)
+			}
+			continue
+		}
+		subs, err := e.fs.ReadDir(filepath.Join(dataDir, td.Name()))
+		if err != nil {
+			return fmt.Errorf("list %s: %w", filepath.Join(dataDirName, td.Name()), err)
+		}
+		for _, sd := range subs {
+			name := sd.Name()
+			switch {
+			case strings.HasPrefix(name, "b") && !entry.Info.IsPartitioned():
+				if err := e.recoverBucket(entry, metadata.NonPartitioned, name); err != nil {
+					return err
+				}
+			case strings.HasPrefix(name, "p") && entry.Info.IsPartitioned():
+				pid, err := strconv.ParseInt(name[1:], 10, 64)
+				if _, ok := entry.partitionByID(pid); err != nil || !ok {
+					e.opts.Logger.Info("removing the data of a dropped partition", "dir", filepath.Join(dataDirName, td.Name(), name))
+					if err := e.fs.RemoveAll(filepath.Join(dataDir, td.Name(), name)); err != nil {
+						return fmt.Errorf("remove dropped partition data: %w", err)
+					}
+					continue
+				}
+				buckets, err := e.fs.ReadDir(filepath.Join(dataDir, td.Name(), name))
+				if err != nil {
+					return fmt.Errorf("list %s: %w", filepath.Join(dataDirName, td.Name(), name), err)
+				}
+				for _, bd := range buckets {
+					if err := e.recoverBucket(entry, pid, bd.Name()); err != nil {
+						return err
+					}
+				}
+			default:
+				e.opts.Logger.Warn("ignoring a stray entry in a table directory", "entry", filepath.Join(dataDirName, td.Name(), name))
+			}
+		}
+	}
+	return nil
+}
+
+func (e *Engine) recoverBucket(entry *tableEntry, partition int64, name string) error {
+	b, err := strconv.Atoi(strings.TrimPrefix(name, "b"))
+	if !strings.HasPrefix(name, "b") || err != nil || b < 0 || b >= entry.Info.NumBuckets {
+		e.opts.Logger.Warn("ignoring a stray bucket directory", "table", entry.Info.Path.String(), "entry", name)
+		return nil
+	}
+	tb := metadata.TableBucket{TableID: entry.Info.TableID, PartitionID: partition, Bucket: int32(b)}
+	t, err := openTablet(e.fs, &e.opts, e.root, tb, tabletDir(tb))
+	if err != nil {
+		return fmt.Errorf("recover log of %s (%s): %w", entry.Info.Path, tb, err)
+	}
+	e.tablets[tb] = t
+	return nil
+}
+
+// tabletDir is a bucket's directory relative to the engine root:
+// data/<table id>/[p<partition id>/]b<bucket>.
+func tabletDir(tb metadata.TableBucket) string {
+	parts := []string{dataDirName, strconv.FormatInt(tb.TableID, 10)}
+	if tb.PartitionID != metadata.NonPartitioned {
+		parts = append(parts, "p"+strconv.FormatInt(tb.PartitionID, 10))
+	}
+	parts = append(parts, "b"+strconv.Itoa(int(tb.Bucket)))
+	return filepath.Join(parts...)
+}
+
+func tableDir(tableID int64) string {
+	return filepath.Join(dataDirName, strconv.FormatInt(tableID, 10))
+}
+
+func partitionDir(tableID, partitionID int64) string {
+	return filepath.Join(tableDir(tableID), "p"+strconv.FormatInt(partitionID, 10))
+}
+
+// Close closes every log and releases the directory. Idempotent.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.mu.closed {
+		return nil
+	}
+	e.mu.closed = true
+	err := e.closeTablets()
+	if e.lock != nil {
+		if lerr := e.lock.Close(); err == nil {
+			err = lerr
+		}
+	}
+	return err
+}
+
+func (e *Engine) closeTablets() error {
+	e.tabletsMu.Lock()
+	defer e.tabletsMu.Unlock()
+	var errs []error
+	for tb, t := range e.tablets {
+		errs = append(errs, t.close())
+		delete(e.tablets, tb)
+	}
+	return errors.Join(errs...)
+}
+
+// readLocked takes the shared lock, failing when the engine is closed.
+func (e *Engine) readLock() (*catalog, error) {
+	e.mu.RLock()
+	if e.mu.closed {
+		e.mu.RUnlock()
+		return nil, metadata.ErrClosed
+	}
+	return e.mu.cat, nil
+}
+
+func (e *Engine) writeLock() error {
+	e.mu.Lock()
+	if e.mu.closed {
+		e.mu.Unlock()
+		return metadata.ErrClosed
+	}
+	return nil
+}
+
+// commitCatalogLocked persists next and makes it the live catalog.
+func (e *Engine) commitCatalogLocked(next *catalog) error {
+	if err := next.persist(e.fs, e.root, e.opts.Sync); err != nil {
+		return err
+	}
+	e.mu.cat = next
+	return nil
+}
+
+// CreateDatabase creates a database.
+func (e *Engine) CreateDatabase(ctx context.Context, name string, ifNotExists bool) error {
+	if err := metadata.ValidateName("database", name); err != nil {
+		return err
+	}
+	if err := e.writeLock(); err != nil {
+		return err
+	}
+	defer e.mu.Unlock()
+	if _, ok := e.mu.cat.Databases[name]; ok {
+		if ifNotExists {
+			return nil
+		}
+		return fmt.Errorf("database %s: %w", name, metadata.ErrExists)
+	}
+	next := e.mu.cat.clone()
+	next.Databases[name] = &dbEntry{Tables: map[string]*tableEntry{}}
+	return e.commitCatalogLocked(next)
+}
+
+// DropDatabase drops a database; one that still has tables needs cascade,
+// which drops them and their data. The default database cannot be dropped.
+func (e *Engine) DropDatabase(ctx context.Context, name string, ifExists, cascade bool) error {
+	if err := e.writeLock(); err != nil {
+		return err
+	}
+	defer e.mu.Unlock()
+	db, ok := e.mu.cat.Databases[name]
+	if !ok {
+		if ifExists {
+			return nil
+		}
+		return fmt.Errorf("database %s: %w", name, metadata.ErrNotFound)
+	}
+	if name == metadata.DefaultDatabase {
+		return fmt.Errorf("%w: the default database %s cannot be dropped", metadata.ErrUnsupported, name)
+	}
+	if len(db.Tables) > 0 && !cascade {
+		return fmt.Errorf("%w: database %s is not empty (%d tables); drop it with CASCADE", metadata.ErrConstraint, name, len(db.Tables))
+	}
+	next := e.mu.cat.clone()
+	delete(next.Databases, name)
+	if err := e.commitCatalogLocked(next); err != nil {
+		return err
+	}
+	var errs []error
+	for _, t := range db.Tables {
+		errs = append(errs, e.removeTableData(t.Info.TableID))
+	}
+	return errors.Join(errs...)
+}
+
+// ListDatabases returns the database names, sorted.
+func (e *Engine) ListDatabases(ctx context.Context) ([]string, error) {
+	cat, err := e.readLock()
+	if err != nil {
+		return nil, err
+	}
+	defer e.mu.RUnlock()
+	return sortedKeys(cat.Databases), nil
+}
+
+// CreateTable creates a table from its descriptor; its id is never reused.
+func (e *Engine) CreateTable(ctx context.Context, desc metadata.TableDescriptor, ifNotExists bool) (metadata.TableInfo, error) {
+	if err := e.writeLock(); err != nil {
+		return metadata.TableInfo{}, err
+	}
+	defer e.mu.Unlock()
+	db, ok := e.mu.cat.Databases[desc.Path.Database]
+	if !ok {
+		return metadata.TableInfo{}, fmt.Errorf("database %s: %w", desc.Path.Database, metadata.ErrNotFound)
+	}
+	if t, ok := db.Tables[desc.Path.Table]; ok {
+		if ifNotExists {
+			return t.Info, nil
+		}
+		return metadata.TableInfo{}, fmt.Errorf("table %s: %w", desc.Path, metadata.ErrExists)
+	}
+	next := e.mu.cat.clone()
+	info, err := metadata.NewTableInfo(desc, next.NextTableID, e.opts.DefaultBucketNumber, time.Now().UTC())
+	if err != nil {
+		return metadata.TableInfo{}, err
+	}
+	entry := &tableEntry{Info: info}
+	if err := entry.prepare(); err != nil {
+		return metadata.TableInfo{}, err
+	}
+	next.NextTableID++
+	next.Databases[desc.Path.Database].Tables[desc.Path.Table] = entry
+	next.byID[info.TableID] = entry
+	if err := e.commitCatalogLocked(next); err != nil {
+		return metadata.TableInfo{}, err
+	}
+	return info, nil
+}
+
+// DropTable drops a table and removes its data.
+func (e *Engine) DropTable(ctx context.Context, path metadata.TablePath, ifExists bool) error {
+	if err := e.writeLock(); err != nil {
+		return err
+	}
+	defer e.mu.Unlock()
+	t, err := e.mu.cat.table(path)
+	if err != nil {
+		if ifExists && errors.Is(err, metadata.ErrNotFound) {
+			return nil
+		}
+		return err
+	}
+	next := e.mu.cat.clone()
+	delete(next.Databases[path.Database].Tables, path.Table)
+	delete(next.byID, t.Info.TableID)
+	if err := e.commitCatalogLocked(next); err != nil {
+		return err
+	}
+	return e.removeTableData(t.Info.TableID)
+}
+
+// removeTableData closes a dropped table's tablets and removes its files.
+// A crash before the removal leaves files that the next Open removes.
+func (e *Engine) removeTableData(tableID int64) error {
+	e.closeTabletsWhere(func(tb metadata.TableBucket) bool { return tb.TableID == tableID })
+	if err := e.fs.RemoveAll(filepath.Join(e.root, tableDir(tableID))); err != nil {
+		return fmt.Errorf("remove table data: %w", err)
+	}
+	return nil
+}
+
+func (e *Engine) closeTabletsWhere(match func(metadata.TableBucket) bool) {
+	e.tabletsMu.Lock()
+	defer e.tabletsMu.Unlock()
+	for tb, t := range e.tablets {
+		if match(tb) {
+			t.close()
+			delete(e.tablets, tb)
+		}
+	}
+}
+
+// ListTables returns the table names of a database, sorted.
+func (e *Engine) ListTables(ctx context.Context, database string) ([]string, error) {
+	cat, err := e.readLock()
+	if err != nil {
+		return nil, err
+	}
+	defer e.mu.RUnlock()
+	db, ok := cat.Databases[database]
+	if !ok {
+		return nil, fmt.Errorf("database %s: %w", database, metadata.ErrNotFound)
+	}
+	return sortedKeys(db.Tables), nil
+}
+
+// TableInfo returns a table's info.
+func (e *Engine) TableInfo(ctx context.Context, path metadata.TablePath) (metadata.TableInfo, error) {
+	cat, err := e.readLock()
+	if err != nil {
+		return metadata.TableInfo{}, err
+	}
+	defer e.mu.RUnlock()
+	t, err := cat.table(path)
+	if err != nil {
+		return metadata.TableInfo{}, err
+	}
+	return t.Info, nil
+}
+
+// AlterTable sets table options (ALTER TABLE t SET (...)).
+func (e *Engine) AlterTable(ctx context.Context, path metadata.TablePath, set map[string]string) (metadata.TableInfo, error) {
+	if err := e.writeLock(); err != nil {
+		return metadata.TableInfo{}, err
+	}
+	defer e.mu.Unlock()
+	t, err := e.mu.cat.table(path)
+	if err != nil {
+		return metadata.TableInfo{}, err
+	}
+	info, err := metadata.AlterOptions(t.Info, set)
+	if err != nil {
+		return metadata.TableInfo{}, err
+	}
+	next := e.mu.cat.clone()
+	entry := next.byID[info.TableID]
+	entry.Info = info
+	if err := entry.prepare(); err != nil {
+		return metadata.TableInfo{}, err
+	}
+	if err := e.commitCatalogLocked(next); err != nil {
+		return metadata.TableInfo{}, err
+	}
+	return info, nil
+}
+
+// partitionSpec turns a partition spec (key -> value text) into the
+// partition's rendered values, checking that it names every partition key
+// exactly once.
+func partitionSpec(info *metadata.TableInfo, spec map[string]string) ([]string, error) {
+	if !info.IsPartitioned() {
+		return nil, fmt.Errorf("%w: table %s is not partitioned", metadata.ErrInvalidValue, info.Path)
+	}
+	values := make([]string, len(info.PartitionKeys))
+	used := 0
+	for i, key := range info.PartitionKeys {
+		var (
+			text  string
+			found bool
+		)
+		for k, v := range spec {
+			if strings.EqualFold(k, key) {
+				text, found = v, true
+				used++
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("%w: partition spec of %s lacks partition key %s", metadata.ErrInvalidValue, info.Path, key)
+		}
+		col := info.Schema.Columns[info.Schema.ColumnIndex(key)]
+		v, err := metadata.ParsePartitionValue(col.Type, text)
+		if err != nil {
+			return nil, fmt.Errorf("partition key %s value %q: %w", key, text, err)
+		}
+		if values[i], err = metadata.PartitionValueString(col.Type, v); err != nil {
+			return nil, fmt.Errorf("partition key %s value %q: %w", key, text, err)
+		}
+	}
+	if used != len(spec) {
+		extra := []string{}
+		for k := range spec {
+			if !info.IsPartitionKey(k) {
+				extra = append(extra, k)
+			}
+		}
+		slices.Sort(extra)
+		return nil, fmt.Errorf("%w: partition spec of %s names %s, which are not its partition keys %v", metadata.ErrInvalidValue, info.Path, strings.Join(extra, ", "), info.PartitionKeys)
+	}
+	return values, nil
+}
+
+// CreatePartition creates a partition of a partitioned table.
+func (e *Engine) CreatePartition(ctx context.Context, path metadata.TablePath, spec map[string]string, ifNotExists bool) (metadata.PartitionInfo, error) {
+	if err := e.writeLock(); err != nil {
+		return metadata.PartitionInfo{}, err
+	}
+	defer e.mu.Unlock()
+	t, err := e.mu.cat.table(path)
+	if err != nil {
+		return metadata.PartitionInfo{}, err
+	}
+	values, err := partitionSpec(&t.Info, spec)
+	if err != nil {
+		return metadata.PartitionInfo{}, err
+	}
+	name := metadata.PartitionName(values)
+	if p, ok := t.partitionByName(name); ok {
+		if ifNotExists {
+			return p, nil
+		}
+		return metadata.PartitionInfo{}, fmt.Errorf("partition %s of %s: %w", name, path, metadata.ErrExists)
+	}
+	infos, err := e.addPartitionsLocked(t.Info.TableID, [][]string{values})
+	if err != nil {
+		return metadata.PartitionInfo{}, err
+	}
+	return infos[0], nil
+}
+
+// addPartitionsLocked creates partitions (skipping ones that exist) in one
+// catalog change and returns them.
+func (e *Engine) addPartitionsLocked(tableID int64, values [][]string) ([]metadata.PartitionInfo, error) {
+	next := e.mu.cat.clone()
+	entry := next.byID[tableID]
+	out := make([]metadata.PartitionInfo, len(values))
+	for i, v := range values {
+		name := metadata.PartitionName(v)
+		if p, ok := entry.partitionByName(name); ok {
+			out[i] = p
+			continue
+		}
+		p := metadata.PartitionInfo{ID: next.NextPartitionID, Name: name, Values: slices.Clone(v)}
+		next.NextPartitionID++
+		entry.Partitions = append(entry.Partitions, p)
+		out[i] = p
+	}
+	if err := e.commitCatalogLocked(next); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// DropPartition drops a partition and removes its data.
+func (e *Engine) DropPartition(ctx context.Context, path metadata.TablePath, spec map[string]string, ifExists bool) error {
+	if err := e.writeLock(); err != nil {
+		return err
+	}
+	defer e.mu.Unlock()
+	t, err := e.mu.cat.table(path)
+	if err != nil {
+		return err
+	}
+	values, err := partitionSpec(&t.Info, spec)
+	if err != nil {
+		return err
+	}
+	name := metadata.PartitionName(values)
+	p, ok := t.partitionByName(name)
+	if !ok {
+		if ifExists {
+			return nil
+		}
+		return fmt.Errorf("partition %s of %s: %w", name, path, metadata.ErrNotFound)
+	}
+	next := e.mu.cat.clone()
+	entry := next.byID[t.Info.TableID]
+	entry.Partitions = slices.DeleteFunc(entry.Partitions, func(x metadata.PartitionInfo) bool { return x.ID == p.ID })
+	if err := e.commitCatalogLocked(next); err != nil {
+		return err
+	}
+	e.closeTabletsWhere(func(tb metadata.TableBucket) bool {
+		return tb.TableID == t.Info.TableID && tb.PartitionID == p.ID
+	})
+	if err := e.fs.RemoveAll(filepath.Join(e.root, partitionDir(t.Info.TableID, p.ID))); err != nil {
+		return fmt.Errorf("remove partition data: %w", err)
+	}
+	return nil
+}
+
+// ListPartitions returns a table's partitions ordered by their typed
+// values (an INT partition 10 sorts after 2).
+func (e *Engine) ListPartitions(ctx context.Context, path metadata.TablePath) ([]metadata.PartitionInfo, error) {
+	cat, err := e.readLock()
+	if err != nil {
+		return nil, err
+	}
+	defer e.mu.RUnlock()
+	t, err := cat.table(path)
+	if err != nil {
+		return nil, err
+	}
+	if !t.Info.IsPartitioned() {
+		return nil, fmt.Errorf("%w: table %s is not partitioned", metadata.ErrInvalidValue, path)
+	}
+	idx := t.Info.PartitionKeyIndexes()
+	type typed struct {
+		p    metadata.PartitionInfo
+		vals []any
+	}
+	list := make([]typed, len(t.Partitions))
+	for i, p := range t.Partitions {
+		list[i].p = p
+		for k, v := range p.Values {
+			var tv any = v
+			if k < len(idx) {
+				if x, err := metadata.ParsePartitionValue(t.Info.Schema.Columns[idx[k]].Type, v); err == nil {
+					tv = x
+				}
+			}
+			list[i].vals = append(list[i].vals, tv)
+		}
+	}
+	slices.SortStableFunc(list, func(a, b typed) int {
+		for k := range min(len(a.vals), len(b.vals)) {
+			if c := metadata.Compare(a.vals[k], b.vals[k]); c != 0 {
+				return c
+			}
+		}
+		return len(a.vals) - len(b.vals)
+	})
+	out := make([]metadata.PartitionInfo, len(list))
+	for i, x := range list {
+		out[i] = x.p
+		out[i].Values = slices.Clone(x.p.Values)
+	}
+	return out, nil
+}
+
+// ListOffsets returns each bucket's log start offset (OffsetEarliest) or
+// high watermark (OffsetLatest). A bucket never written to has both 0.
+func (e *Engine) ListOffsets(ctx context.Context, buckets []metadata.TableBucket, spec metadata.OffsetSpec) (map[metadata.TableBucket]int64, error) {
+	cat, err := e.readLock()
+	if err != nil {
+		return nil, err
+	}
+	defer e.mu.RUnlock()
+	out := make(map[metadata.TableBucket]int64, len(buckets))
+	for _, tb := range buckets {
+		if err := checkBucket(cat, tb); err != nil {
+			return nil, err
+		}
+		t := e.tablet(tb)
+		switch spec {
+		case metadata.OffsetEarliest:
+			if t != nil {
+				out[tb] = t.logStart.Load()
+			} else {
+				out[tb] = 0
+			}
+		case metadata.OffsetLatest:
+			if t != nil {
+				out[tb] = t.hw.Load()
+			} else {
+				out[tb] = 0
+			}
+		default:
+			return nil, fmt.Errorf("%w: offset spec %d", metadata.ErrUnsupported, spec)
+		}
+	}
+	return out, nil
+}
+
+// checkBucket verifies that tb names an existing bucket.
+func checkBucket(cat *catalog, tb metadata.TableBucket) error {
+	t := cat.byID[tb.TableID]
+	if t == nil {
+		return fmt.Errorf("%s: table %d: %w", tb, tb.TableID, metadata.ErrNotFound)
+	}
+	if t.Info.IsPartitioned() {
+		if _, ok := t.partitionByID(tb.PartitionID); !ok {
+			return fmt.Errorf("%s: partition %d of %s: %w", tb, tb.PartitionID, t.Info.Path, metadata.ErrNotFound)
+		}
+	} else if tb.PartitionID != metadata.NonPartitioned {
+		return fmt.Errorf("%s: %s is not partitioned: %w", tb, t.Info.Path, metadata.ErrNotFound)
+	}
+	if tb.Bucket < 0 || int(tb.Bucket) >= t.Info.NumBuckets {
+		return fmt.Errorf("%s: bucket %d of %s (%d buckets): %w", tb, tb.Bucket, t.Info.Path, t.Info.NumBuckets, metadata.ErrNotFound)
+	}
+	return nil
+}
+
+func (e *Engine) tablet(tb metadata.TableBucket) *logTablet {
+	e.tabletsMu.Lock()
+	defer e.tabletsMu.Unlock()
+	return e.tablets[tb]
+}
+
+// tabletForWrite returns tb's tablet, creating it on first write. The
+// caller holds mu shared.
+func (e *Engine) tabletForWrite(tb metadata.TableBucket) (*logTablet, error) {
+	e.tabletsMu.Lock()
+	defer e.tabletsMu.Unlock()
+	if t := e.tablets[tb]; t != nil {
+		return t, nil
+	}
+	t, err := openTablet(e.fs, &e.opts, e.root, tb, tabletDir(tb))
+	if err != nil {
+		return nil, err
+	}
+	if e.opts.Sync {
+		// Make the new directories themselves durable.
+		for d := filepath.Dir(t.dir); ; d = filepath.Dir(d) {
+			if err := e.fs.SyncDir(d); err != nil {
+				t.close()
+				return nil, fmt.Errorf("create log of %s: %w", tb, err)
+			}
+			if d == e.root || d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	e.tablets[tb] = t
+	return t, nil
+}
+
+// LatestKvSnapshots returns the latest KV snapshots of a table's buckets
+// (or of one partition's). Log tables, and primary-key tables until KV
+// snapshots exist, have none: an empty Buckets map.
+func (e *Engine) LatestKvSnapshots(ctx context.Context, path metadata.TablePath, partition *metadata.PartitionInfo) (metadata.KvSnapshots, error) {
+	cat, err := e.readLock()
+	if err != nil {
+		return metadata.KvSnapshots{}, err
+	}
+	defer e.mu.RUnlock()
+	t, err := cat.table(path)
+	if err != nil {
+		return metadata.KvSnapshots{}, err
+	}
+	out := metadata.KvSnapshots{TableID: t.Info.TableID, PartitionID: metadata.NonPartitioned, Buckets: map[int32]metadata.KvSnapshot{}, NumBuckets: t.Info.NumBuckets}
+	if partition != nil {
+		if _, ok := t.partitionByID(partition.ID); !ok {
+			return metadata.KvSnapshots{}, fmt.Errorf("partition %s of %s: %w", partition.Name, path, metadata.ErrNotFound)
+		}
+		out.PartitionID = partition.ID
+	}
+	return out, nil
+}
+
+// ReadableLakeSnapshot returns the table's readable lake snapshot. There
+// is no lake tier yet: never a snapshot, which is not an error.
+func (e *Engine) ReadableLakeSnapshot(ctx context.Context, path metadata.TablePath) (metadata.LakeSnapshot, bool, error) {
+	cat, err := e.readLock()
+	if err != nil {
+		return metadata.LakeSnapshot{}, false, err
+	}
+	defer e.mu.RUnlock()
+	if _, err := cat.table(path); err != nil {
+		return metadata.LakeSnapshot{}, false, err
+	}
+	return metadata.LakeSnapshot{}, false, nil
+}

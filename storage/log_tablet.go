@@ -1,0 +1,472 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/storage/internal/logformat"
+)
+
+// indexEntrySize is one sparse index entry: the batch's base offset
+// relative to the segment's base (uint32 LE), then its byte position in
+// the segment (uint32 LE).
+const indexEntrySize = 8
+
+type indexEntry struct {
+	offset int64 // absolute base offset of a batch
+	pos    int64 // its position in the segment
+}
+
+// segment is one .log file of a tablet and its sparse offset index.
+type segment struct {
+	base    int64  // offset of its first batch; its file name
+	logPath string // full path
+	rel     string // path relative to the data directory, for messages
+	f       File
+	idx     File // the .index file; nil when it could not be opened
+
+	// Guarded by the tablet's mu; readers work from a snapshot.
+	size      int64 // bytes of whole batches
+	next      int64 // offset after its last batch
+	index     []indexEntry
+	sinceIdx  int64 // bytes written since the last index entry
+	idxSynced bool  // whether the .index file matches index
+	// damage, set during recovery, describes the first damaged place of
+	// the segment; reads of offsets below next that its whole batches do
+	// not hold fail with it.
+	damage string
+}
+
+func segmentName(base int64, ext string) string { return fmt.Sprintf("%020d%s", base, ext) }
+
+// logTablet is the log of one bucket: a directory of segments holding
+// record batches with dense offsets from logStart. One writer at a time
+// holds mu; readers take a snapshot of the segments and the high
+// watermark and read without locks (bytes below the high watermark never
+// change).
+type logTablet struct {
+	tb     metadata.TableBucket
+	dir    string // full path
+	rel    string // relative to the data directory
+	fs     FS
+	opts   *Options
+	logger *slog.Logger
+
+	mu struct {
+		sync.Mutex
+		segments []*segment
+		leo      int64 // log end offset: the next offset to write
+		closed   bool
+	}
+	// hw is the high watermark: the exclusive end of committed records.
+	// Readers never read at or past it.
+	hw atomic.Int64
+	// logStart is the first offset still in the log (0 until TTL exists).
+	logStart atomic.Int64
+}
+
+// tabletSnapshot is what a reader reads: the segments with their sizes
+// at snapshot time, and the pinned high watermark.
+type tabletSnapshot struct {
+	segs     []segmentView
+	hw       int64
+	logStart int64
+}
+
+type segmentView struct {
+	seg   *segment
+	size  int64
+	next  int64
+	index []indexEntry
+}
+
+func (t *logTablet) snapshot() (tabletSnapshot, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.mu.closed {
+		return tabletSnapshot{}, fmt.Errorf("log of %s: %w", t.tb, metadata.ErrClosed)
+	}
+	s := tabletSnapshot{hw: t.hw.Load(), logStart: t.logStart.Load()}
+	for _, seg := range t.mu.segments {
+		s.segs = append(s.segs, segmentView{seg: seg, size: seg.size, next: seg.next, index: seg.index[:len(seg.index):len(seg.index)]})
+	}
+	return s, nil
+}
+
+// openTablet opens (creating when asked) the tablet in dir and recovers
+// it: every segment is scanned, a torn tail is truncated, and corruption
+// inside a segment is logged (reads of it fail with ErrCorrupt).
+func openTablet(fsys FS, opts *Options, root string, tb metadata.TableBucket, rel string) (*logTablet, error) {
+	t := &logTablet{tb: tb, dir: filepath.Join(root, rel), rel: rel, fs: fsys, opts: opts, logger: opts.Logger}
+	if err := fsys.MkdirAll(t.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create log directory %s: %w", rel, err)
+	}
+	entries, err := fsys.ReadDir(t.dir)
+	if err != nil {
+		return nil, fmt.Errorf("list log directory %s: %w", rel, err)
+	}
+	var bases []int64
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".log") {
+			continue
+		}
+		base, err := strconv.ParseInt(strings.TrimSuffix(name, ".log"), 10, 64)
+		if err != nil || base < 0 {
+			t.logger.Warn("ignoring a stray file in a log directory", "file", filepath.Join(rel, name))
+			continue
+		}
+		bases = append(bases, base)
+	}
+	slices.Sort(bases)
+	for i, base := range bases {
+		seg, err := t.openSegment(base, false)
+		if err != nil {
+			t.closeFiles()
+			return nil, err
+		}
+		if i > 0 {
+			prev := t.mu.segments[len(t.mu.segments)-1]
+			switch {
+			case prev.next > base:
+				t.closeFiles()
+				seg.close()
+				return nil, fmt.Errorf("%w: %s starts at offset %d inside the segment before it, which ends at %d", metadata.ErrCorrupt, seg.rel, base, prev.next)
+			case prev.next < base:
+				// Offsets [prev.next, base) are lost to damage (or a
+				// missing file); reads of them report it.
+				if prev.damage == "" {
+					prev.damage = fmt.Sprintf("offsets %d to %d are missing", prev.next, base-1)
+				}
+				t.logger.Error("log offsets unreadable", "segment", prev.rel, "from", prev.next, "to", base)
+				prev.next = base
+			}
+		}
+		t.mu.segments = append(t.mu.segments, seg)
+		if err := t.recoverSegment(seg, i == len(bases)-1); err != nil {
+			t.closeFiles()
+			return nil, err
+		}
+	}
+	if len(t.mu.segments) == 0 {
+		seg, err := t.openSegment(0, true)
+		if err != nil {
+			return nil, err
+		}
+		t.mu.segments = append(t.mu.segments, seg)
+		if opts.Sync {
+			if err := fsys.SyncDir(t.dir); err != nil {
+				t.closeFiles()
+				return nil, fmt.Errorf("create segment in %s: %w", rel, err)
+			}
+		}
+	}
+	last := t.mu.segments[len(t.mu.segments)-1]
+	t.mu.leo = last.next
+	// Everything that survived recovery was written by a statement that
+	// completed (or was lost whole in the torn tail): committed.
+	t.hw.Store(t.mu.leo)
+	return t, nil
+}
+
+func (t *logTablet) openSegment(base int64, create bool) (*segment, error) {
+	seg := &segment{
+		base:    base,
+		logPath: filepath.Join(t.dir, segmentName(base, ".log")),
+		rel:     filepath.Join(t.rel, segmentName(base, ".log")),
+		next:    base,
+	}
+	flag := os.O_RDWR
+	if create {
+		flag |= os.O_CREATE | os.O_EXCL
+	}
+	f, err := t.fs.OpenFile(seg.logPath, flag, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open segment %s: %w", seg.rel, err)
+	}
+	seg.f = f
+	idxFlag := os.O_RDWR | os.O_CREATE
+	if create {
+		idxFlag |= os.O_TRUNC
+	}
+	idx, err := t.fs.OpenFile(filepath.Join(t.dir, segmentName(base, ".index")), idxFlag, 0o644)
+	if err != nil {
+		// The index is an optimisation; the segment alone is the truth.
+		t.logger.Warn("log index unavailable", "segment", seg.rel, "err", err)
+	} else {
+		seg.idx = idx
+		seg.idxSynced = create
+	}
+	return seg, nil
+}
+
+// recoverSegment scans every batch of seg (header and CRC), rebuilding
+// its sparse index. In the last segment a torn tail (a batch cut short, a
+// length past the end of the file, or a bad last batch) is truncated away:
+// it is a write that never completed. Anything else that fails its checks
+// is damage: it is logged, kept on disk, and recorded in seg.damage so
+// that reads of the offsets it holds fail with ErrCorrupt naming the file
+// and position. Batches after a damaged one stay readable when its length
+// field still leads to them.
+func (t *logTablet) recoverSegment(seg *segment, last bool) error {
+	st, err := seg.f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat segment %s: %w", seg.rel, err)
+	}
+	fileSize := st.Size()
+	var (
+		pos      int64
+		expected = seg.base // -1 after a damaged batch: unknown
+		hdr      = make([]byte, logformat.HeaderSize)
+		buf      []byte
+		sinceIdx int64
+		index    []indexEntry
+	)
+	damage := func(at int64, why string) {
+		t.logger.Error("corrupt log batch", "segment", seg.rel, "position", at, "err", why)
+		if seg.damage == "" {
+			seg.damage = fmt.Sprintf("byte %d: %s", at, why)
+		}
+	}
+	for pos < fileSize {
+		// torn handles a batch whose end cannot be found.
+		torn := func(why string) error {
+			if !last {
+				damage(pos, why)
+				return nil
+			}
+			t.logger.Warn("truncating a torn log tail", "segment", seg.rel, "position", pos, "bytes", fileSize-pos, "reason", why)
+			if err := seg.f.Truncate(pos); err != nil {
+				return fmt.Errorf("truncate torn tail of %s: %w", seg.rel, err)
+			}
+			if t.opts.Sync {
+				if err := seg.f.Sync(); err != nil {
+					return fmt.Errorf("truncate torn tail of %s: %w", seg.rel, err)
+				}
+			}
+			fileSize = pos
+			return nil
+		}
+		if fileSize-pos < logformat.HeaderSize {
+			if err := torn("batch header cut short"); err != nil {
+				return err
+			}
+			break
+		}
+		if _, err := seg.f.ReadAt(hdr, pos); err != nil {
+			return fmt.Errorf("read segment %s at byte %d: %w", seg.rel, pos, err)
+		}
+		h, err := logformat.ParseHeader(hdr)
+		if err != nil || pos+h.Size() > fileSize {
+			why := "batch runs past the end of the file"
+			if err != nil {
+				why = err.Error()
+			}
+			if err := torn(why); err != nil {
+				return err
+			}
+			break
+		}
+		size := h.Size()
+		if int64(cap(buf)) < size {
+			buf = make([]byte, size)
+		}
+		b := buf[:size]
+		if _, err := seg.f.ReadAt(b, pos); err != nil {
+			return fmt.Errorf("read segment %s at byte %d: %w", seg.rel, pos, err)
+		}
+		err = logformat.CheckCRC(h, b)
+		if err == nil && expected >= 0 && h.BaseOffset != expected {
+			err = fmt.Errorf("%w: base offset %d, want %d", metadata.ErrCorrupt, h.BaseOffset, expected)
+		}
+		if err != nil && last && pos+size == fileSize {
+			if err := torn(err.Error()); err != nil {
+				return err
+			}
+			break
+		}
+		if err != nil {
+			// Whole batches follow: damage inside the log, not an
+			// interrupted write. Its header is untrusted, so it gets no
+			// index entry and the next batch's base offset is believed.
+			damage(pos, err.Error())
+			expected = -1
+		} else {
+			if pos == 0 || sinceIdx >= int64(t.opts.IndexIntervalBytes) {
+				index = append(index, indexEntry{offset: h.BaseOffset, pos: pos})
+				sinceIdx = 0
+			}
+			expected = h.NextOffset()
+			seg.next = expected
+		}
+		sinceIdx += size
+		pos += size
+	}
+	if expected < 0 && seg.damage == "" {
+		seg.damage = "damaged last batch"
+	}
+	seg.size = pos
+	seg.index = index
+	seg.sinceIdx = sinceIdx
+	t.writeIndex(seg)
+	return nil
+}
+
+// writeIndex rewrites seg's .index file when it differs from the index
+// rebuilt in memory (missing, stale or torn).
+func (t *logTablet) writeIndex(seg *segment) {
+	if seg.idx == nil {
+		return
+	}
+	want := encodeIndex(seg.base, seg.index)
+	st, err := seg.idx.Stat()
+	if err == nil && st.Size() == int64(len(want)) {
+		have := make([]byte, len(want))
+		if _, err := seg.idx.ReadAt(have, 0); (err == nil || errors.Is(err, io.EOF)) && bytes.Equal(have, want) {
+			seg.idxSynced = true
+			return
+		}
+	}
+	if err := seg.idx.Truncate(0); err == nil {
+		_, err = seg.idx.WriteAt(want, 0)
+		seg.idxSynced = err == nil
+	}
+	if !seg.idxSynced {
+		t.logger.Warn("could not rewrite log index", "segment", seg.rel)
+	}
+}
+
+func encodeIndex(base int64, index []indexEntry) []byte {
+	out := make([]byte, 0, len(index)*indexEntrySize)
+	for _, e := range index {
+		out = binary.LittleEndian.AppendUint32(out, uint32(e.offset-base))
+		out = binary.LittleEndian.AppendUint32(out, uint32(e.pos))
+	}
+	return out
+}
+
+// tabletMark is where a tablet stood before a statement wrote to it, to
+// roll the statement back.
+type tabletMark struct {
+	segments int
+	size     int64
+	next     int64
+	index    int
+	sinceIdx int64
+	leo      int64
+}
+
+func (t *logTablet) markLocked() tabletMark {
+	seg := t.mu.segments[len(t.mu.segments)-1]
+	return tabletMark{segments: len(t.mu.segments), size: seg.size, next: seg.next, index: len(seg.index), sinceIdx: seg.sinceIdx, leo: t.mu.leo}
+}
+
+// appendLocked writes one encoded batch at the log end, rolling the
+// segment first when it is full. It returns the segment written. The
+// batch is not visible until the caller advances the high watermark.
+func (t *logTablet) appendLocked(batch []byte) (*segment, error) {
+	if t.mu.closed {
+		return nil, fmt.Errorf("log of %s: %w", t.tb, metadata.ErrClosed)
+	}
+	h, err := logformat.ParseHeader(batch)
+	if err != nil {
+		return nil, err
+	}
+	seg := t.mu.segments[len(t.mu.segments)-1]
+	if seg.size > 0 && seg.size+int64(len(batch)) > t.opts.SegmentBytes {
+		if seg, err = t.rollLocked(); err != nil {
+			return nil, err
+		}
+	}
+	logformat.SetBaseOffset(batch, t.mu.leo)
+	if _, err := seg.f.WriteAt(batch, seg.size); err != nil {
+		return nil, fmt.Errorf("append to %s: %w", seg.rel, err)
+	}
+	if seg.size == 0 || seg.sinceIdx >= int64(t.opts.IndexIntervalBytes) {
+		e := indexEntry{offset: t.mu.leo, pos: seg.size}
+		seg.index = append(seg.index, e)
+		seg.sinceIdx = 0
+		if seg.idx != nil && seg.idxSynced {
+			// Best effort: a stale index is rebuilt on open.
+			if _, err := seg.idx.WriteAt(encodeIndex(seg.base, []indexEntry{e}), int64(len(seg.index)-1)*indexEntrySize); err != nil {
+				seg.idxSynced = false
+			}
+		}
+	}
+	seg.sinceIdx += int64(len(batch))
+	seg.size += int64(len(batch))
+	t.mu.leo += int64(h.LastOffsetDelta) + 1
+	seg.next = t.mu.leo
+	return seg, nil
+}
+
+func (t *logTablet) rollLocked() (*segment, error) {
+	seg, err := t.openSegment(t.mu.leo, true)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.segments = append(t.mu.segments, seg)
+	return seg, nil
+}
+
+// rollbackLocked undoes everything written since m: segments created
+// after it are removed, the active one truncated back.
+func (t *logTablet) rollbackLocked(m tabletMark) error {
+	var errs []error
+	for _, seg := range t.mu.segments[m.segments:] {
+		seg.close()
+		errs = append(errs, t.fs.Remove(seg.logPath), t.fs.Remove(filepath.Join(t.dir, segmentName(seg.base, ".index"))))
+	}
+	t.mu.segments = t.mu.segments[:m.segments]
+	seg := t.mu.segments[len(t.mu.segments)-1]
+	if err := seg.f.Truncate(m.size); err != nil {
+		errs = append(errs, fmt.Errorf("roll back %s: %w", seg.rel, err))
+	}
+	seg.size, seg.next, seg.sinceIdx = m.size, m.next, m.sinceIdx
+	seg.index = seg.index[:m.index]
+	if seg.idx != nil && seg.idx.Truncate(int64(m.index)*indexEntrySize) != nil {
+		seg.idxSynced = false
+	}
+	t.mu.leo = m.leo
+	return errors.Join(errs...)
+}
+
+func (s *segment) close() error {
+	err := s.f.Close()
+	if s.idx != nil {
+		s.idx.Close()
+	}
+	return err
+}
+
+func (t *logTablet) closeFiles() error {
+	var errs []error
+	for _, seg := range t.mu.segments {
+		errs = append(errs, seg.close())
+	}
+	t.mu.segments = nil
+	return errors.Join(errs...)
+}
+
+// close closes the tablet's files. Idempotent.
+func (t *logTablet) close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.mu.closed {
+		return nil
+	}
+	t.mu.closed = true
+	return t.closeFiles()
+}

@@ -1,0 +1,88 @@
+package storage
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flusslite/fluss/metadata"
+)
+
+// Options configure an Engine. Start from DefaultOptions.
+type Options struct {
+	// Dir is the data directory; ignored when InMemory.
+	Dir string
+	// InMemory runs the engine on an in-memory file system: nothing
+	// touches disk and everything is gone after Close.
+	InMemory bool
+	// Sync makes the log and the catalog durable (fsync) before a write
+	// returns. Without it a crash may lose the most recent writes, never
+	// corrupt earlier ones.
+	Sync bool
+	// DefaultBucketNumber is the bucket count of tables without bucket.num.
+	DefaultBucketNumber int
+	// SegmentBytes rolls a log segment when it reaches this size.
+	SegmentBytes int64
+	// IndexIntervalBytes is the spacing of the sparse offset index.
+	IndexIntervalBytes int
+	// Logger receives recovery notes and warnings; nil discards them.
+	Logger *slog.Logger
+	// FS overrides the file system (fault injection); nil: the disk, or
+	// a fresh in-memory one when InMemory.
+	FS FS
+	// Allocator backs the Arrow memory of writes and reads; nil: the
+	// default allocator.
+	Allocator memory.Allocator
+}
+
+// Defaults.
+const (
+	DefaultSegmentBytes       = 64 << 20
+	DefaultIndexIntervalBytes = 4096
+	// maxSegmentBytes keeps positions inside a segment within the uint32
+	// of an index entry, with room for the batch that overshoots.
+	maxSegmentBytes = 1 << 30
+)
+
+// DefaultOptions are the options of a durable on-disk engine.
+func DefaultOptions() Options {
+	return Options{
+		Sync:                true,
+		DefaultBucketNumber: 1,
+		SegmentBytes:        DefaultSegmentBytes,
+		IndexIntervalBytes:  DefaultIndexIntervalBytes,
+	}
+}
+
+// Validate checks the options, filling zero values with the defaults.
+func (o *Options) Validate() error {
+	if !o.InMemory && o.Dir == "" && o.FS == nil {
+		return fmt.Errorf("%w: no data directory", metadata.ErrInvalidOption)
+	}
+	if o.DefaultBucketNumber == 0 {
+		o.DefaultBucketNumber = 1
+	}
+	if o.DefaultBucketNumber < 1 || o.DefaultBucketNumber > metadata.MaxBuckets {
+		return fmt.Errorf("%w: default bucket number %d is out of range [1, %d]", metadata.ErrInvalidOption, o.DefaultBucketNumber, metadata.MaxBuckets)
+	}
+	if o.SegmentBytes == 0 {
+		o.SegmentBytes = DefaultSegmentBytes
+	}
+	if o.SegmentBytes < 1 || o.SegmentBytes > maxSegmentBytes {
+		return fmt.Errorf("%w: segment size %d is out of range [1, %d]", metadata.ErrInvalidOption, o.SegmentBytes, maxSegmentBytes)
+	}
+	if o.IndexIntervalBytes == 0 {
+		o.IndexIntervalBytes = DefaultIndexIntervalBytes
+	}
+	if o.IndexIntervalBytes < 1 {
+		return fmt.Errorf("%w: index interval %d must be positive", metadata.ErrInvalidOption, o.IndexIntervalBytes)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Allocator == nil {
+		o.Allocator = memory.DefaultAllocator
+	}
+	return nil
+}
