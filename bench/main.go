@@ -16,6 +16,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -27,8 +28,20 @@ func main() {
 	batch := flag.Int("batch", 1000, "rows per INSERT statement")
 	dir := flag.String("dir", "", "data directory (default: a fresh temporary directory)")
 	syncMode := flag.String("sync", "on", "DSN sync option: on or off")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(*rows, *batch, *dir, *syncMode); err != nil {
+		pprof.StopCPUProfile()
 		log.Fatal(err)
 	}
 }

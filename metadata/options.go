@@ -56,11 +56,14 @@ var alterableOptions = []string{
 // KnownOptions returns the table option keys fluss understands.
 func KnownOptions() []string { return slices.Clone(knownOptions) }
 
-// Defaults of the table options, as in Fluss.
+// Defaults of the table options, as in Fluss, except the log's Arrow
+// compression: an embedded store reads its log far more often than it
+// ships it over a network, so record batches are left uncompressed unless
+// the table asks for ZSTD or LZ4_FRAME.
 const (
 	DefaultLogTTL           = 7 * 24 * time.Hour
 	DefaultFreshness        = 3 * time.Minute
-	DefaultCompression      = "ZSTD"
+	DefaultCompression      = "NONE"
 	DefaultDatalakeFormat   = "parquet"
 	DefaultChangelogImage   = "FULL"
 	DefaultAutoPartitionNum = 2 // num-precreate

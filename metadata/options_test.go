@@ -44,7 +44,7 @@ func TestParseTableConfigDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, TableConfig{
 		LogFormat:      LogFormatArrow,
-		Compression:    "ZSTD",
+		Compression:    "NONE",
 		Freshness:      3 * time.Minute,
 		LogTTL:         7 * 24 * time.Hour,
 		ChangelogImage: "FULL",

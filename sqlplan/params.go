@@ -94,6 +94,11 @@ func lookupArg(p *Param, args []Arg) (any, error) {
 		}
 		return nil, errorf(metadata.ErrInvalidValue, "no argument for placeholder %s", p)
 	}
+	// database/sql passes arguments in ordinal order: look there first, so
+	// binding a statement with many placeholders stays linear.
+	if i := p.Ordinal - 1; i >= 0 && i < len(args) && args[i].Ordinal == p.Ordinal && args[i].Name == "" {
+		return args[i].Value, nil
+	}
 	for _, a := range args {
 		if a.Ordinal == p.Ordinal && a.Name == "" {
 			return a.Value, nil
