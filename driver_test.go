@@ -502,3 +502,22 @@ func TestTransactionsRefusedClearly(t *testing.T) {
 	_, err := db.Begin()
 	require.ErrorIs(t, err, fluss.ErrUnsupported)
 }
+
+func TestSelectExpressions(t *testing.T) {
+	db, _ := openDB(t)
+	mustExec(t, db, `CREATE TABLE t (id BIGINT, d DECIMAL(10, 2))`)
+	mustExec(t, db, `INSERT INTO t VALUES (1, 2.50), (2, NULL)`)
+	rows := queryAll(t, db, `SELECT id + 1, id * d, id / 3, -id, id = 1 AS one FROM t WHERE id = 1`)
+	require.Equal(t, [][]any{{int64(2), "2.50", "0.3333", int64(-1), true}}, rows)
+	rows = queryAll(t, db, `SELECT id * d FROM t WHERE id = 2`)
+	require.Equal(t, [][]any{{nil}}, rows)
+	// Evaluation is lazy: the overflow surfaces while the rows are read.
+	r, err := db.Query(`SELECT id + 9223372036854775807 FROM t`)
+	require.NoError(t, err)
+	for r.Next() {
+	}
+	err = r.Err()
+	require.NoError(t, r.Close())
+	require.ErrorIs(t, err, fluss.ErrInvalid)
+	require.ErrorContains(t, err, "overflow")
+}

@@ -74,10 +74,10 @@ func unsupported(e sqlplan.Expr) error {
 	return fmt.Errorf("expression %s is not supported yet: %w", e, metadata.ErrUnsupported)
 }
 
-func compileValue(e sqlplan.Expr, layout Layout) (valueBinder, error) {
+func compileValue(e sqlplan.Expr, env *env) (valueBinder, error) {
 	switch x := e.(type) {
 	case *sqlplan.ColumnRef:
-		pos, err := columnPos(x, layout)
+		pos, err := columnPos(x, env)
 		if err != nil {
 			return nil, err
 		}
@@ -89,9 +89,13 @@ func compileValue(e sqlplan.Expr, layout Layout) (valueBinder, error) {
 	case *sqlplan.Literal:
 		v := x.Value
 		return func(arrow.RecordBatch) valueFn { return func(int) any { return v } }, nil
+	case *sqlplan.Arith:
+		return compileArith(x, env)
+	case *sqlplan.Neg:
+		return compileNeg(x, env)
 	case *sqlplan.Compare, *sqlplan.And, *sqlplan.Or, *sqlplan.Not, *sqlplan.IsNull,
 		*sqlplan.In, *sqlplan.Between, *sqlplan.Like:
-		b, err := compileBool(e, layout)
+		b, err := compileBool(e, env)
 		if err != nil {
 			return nil, err
 		}
@@ -111,21 +115,43 @@ func compileValue(e sqlplan.Expr, layout Layout) (valueBinder, error) {
 	return nil, unsupported(e)
 }
 
-func columnPos(c *sqlplan.ColumnRef, layout Layout) (int, error) {
+func columnPos(c *sqlplan.ColumnRef, env *env) (int, error) {
+	layout := env.layout
 	if c.Index < 0 || c.Index >= len(layout) || layout[c.Index] < 0 {
 		return 0, fmt.Errorf("column %s is not read by the scan", c.Name)
 	}
 	return layout[c.Index], nil
 }
 
-func compileBool(e sqlplan.Expr, layout Layout) (boolBinder, error) {
+// env is what compiled expressions share: the scan's layout, and the first
+// error raised while evaluating rows (an integer overflow, a division by
+// zero), which the operator reports after the batch.
+type env struct {
+	layout Layout
+	err    error
+}
+
+func (e *env) fail(err error) {
+	if e.err == nil {
+		e.err = err
+	}
+}
+
+// takeErr returns and clears the evaluation error.
+func (e *env) takeErr() error {
+	err := e.err
+	e.err = nil
+	return err
+}
+
+func compileBool(e sqlplan.Expr, env *env) (boolBinder, error) {
 	switch x := e.(type) {
 	case *sqlplan.And:
-		l, err := compileBool(x.L, layout)
+		l, err := compileBool(x.L, env)
 		if err != nil {
 			return nil, err
 		}
-		r, err := compileBool(x.R, layout)
+		r, err := compileBool(x.R, env)
 		if err != nil {
 			return nil, err
 		}
@@ -140,11 +166,11 @@ func compileBool(e sqlplan.Expr, layout Layout) (boolBinder, error) {
 			}
 		}, nil
 	case *sqlplan.Or:
-		l, err := compileBool(x.L, layout)
+		l, err := compileBool(x.L, env)
 		if err != nil {
 			return nil, err
 		}
-		r, err := compileBool(x.R, layout)
+		r, err := compileBool(x.R, env)
 		if err != nil {
 			return nil, err
 		}
@@ -159,7 +185,7 @@ func compileBool(e sqlplan.Expr, layout Layout) (boolBinder, error) {
 			}
 		}, nil
 	case *sqlplan.Not:
-		in, err := compileBool(x.E, layout)
+		in, err := compileBool(x.E, env)
 		if err != nil {
 			return nil, err
 		}
@@ -169,7 +195,7 @@ func compileBool(e sqlplan.Expr, layout Layout) (boolBinder, error) {
 		}, nil
 	case *sqlplan.IsNull:
 		if c, ok := x.E.(*sqlplan.ColumnRef); ok {
-			pos, err := columnPos(c, layout)
+			pos, err := columnPos(c, env)
 			if err != nil {
 				return nil, err
 			}
@@ -179,7 +205,7 @@ func compileBool(e sqlplan.Expr, layout Layout) (boolBinder, error) {
 				return func(i int) tri { return triOf(arr.IsNull(i) != not) }
 			}, nil
 		}
-		v, err := compileValue(x.E, layout)
+		v, err := compileValue(x.E, env)
 		if err != nil {
 			return nil, err
 		}
@@ -189,7 +215,7 @@ func compileBool(e sqlplan.Expr, layout Layout) (boolBinder, error) {
 			return func(i int) tri { return triOf((f(i) == nil) != not) }
 		}, nil
 	case *sqlplan.Compare:
-		return compileCompare(x, layout)
+		return compileCompare(x, env)
 	case *sqlplan.Between:
 		lo := &sqlplan.Compare{Op: sqlplan.OpGtEq, L: x.E, R: x.Lo}
 		hi := &sqlplan.Compare{Op: sqlplan.OpLtEq, L: x.E, R: x.Hi}
@@ -197,11 +223,11 @@ func compileBool(e sqlplan.Expr, layout Layout) (boolBinder, error) {
 		if x.Not {
 			both = &sqlplan.Not{E: both}
 		}
-		return compileBool(both, layout)
+		return compileBool(both, env)
 	case *sqlplan.In:
-		return compileIn(x, layout)
+		return compileIn(x, env)
 	case *sqlplan.Like:
-		return compileLike(x, layout)
+		return compileLike(x, env)
 	case *sqlplan.Literal:
 		var t tri
 		switch v := x.Value.(type) {
@@ -217,7 +243,7 @@ func compileBool(e sqlplan.Expr, layout Layout) (boolBinder, error) {
 		if x.T.Root != metadata.Boolean {
 			return nil, fmt.Errorf("column %s of type %s is not a condition", x.Name, x.T)
 		}
-		pos, err := columnPos(x, layout)
+		pos, err := columnPos(x, env)
 		if err != nil {
 			return nil, err
 		}
@@ -271,19 +297,19 @@ func cmpResult(op sqlplan.CmpOp, c int) bool {
 	return false
 }
 
-func compileCompare(x *sqlplan.Compare, layout Layout) (boolBinder, error) {
+func compileCompare(x *sqlplan.Compare, env *env) (boolBinder, error) {
 	if !comparable(x.L.Type(), x.R.Type()) {
 		return nil, fmt.Errorf("cannot compare %s (%s) with %s (%s): %w",
 			x.L, x.L.Type(), x.R, x.R.Type(), metadata.ErrUnsupported)
 	}
-	if b := fastCompare(x, layout); b != nil {
+	if b := fastCompare(x, env); b != nil {
 		return b, nil
 	}
-	l, err := compileValue(x.L, layout)
+	l, err := compileValue(x.L, env)
 	if err != nil {
 		return nil, err
 	}
-	r, err := compileValue(x.R, layout)
+	r, err := compileValue(x.R, env)
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +332,7 @@ func compileCompare(x *sqlplan.Compare, layout Layout) (boolBinder, error) {
 // fastCompare handles column-versus-literal comparisons of integer,
 // floating-point and string columns without boxing each value. It returns
 // nil when the general path must be used.
-func fastCompare(x *sqlplan.Compare, layout Layout) boolBinder {
+func fastCompare(x *sqlplan.Compare, env *env) boolBinder {
 	col, ok := x.L.(*sqlplan.ColumnRef)
 	lit, ok2 := x.R.(*sqlplan.Literal)
 	op := x.Op
@@ -321,7 +347,7 @@ func fastCompare(x *sqlplan.Compare, layout Layout) boolBinder {
 	if lit.Value == nil || op == sqlplan.OpNullSafeEq {
 		return nil
 	}
-	pos, err := columnPos(col, layout)
+	pos, err := columnPos(col, env)
 	if err != nil {
 		return nil
 	}
@@ -407,8 +433,8 @@ func flip(op sqlplan.CmpOp) sqlplan.CmpOp {
 	return op
 }
 
-func compileIn(x *sqlplan.In, layout Layout) (boolBinder, error) {
-	v, err := compileValue(x.E, layout)
+func compileIn(x *sqlplan.In, env *env) (boolBinder, error) {
+	v, err := compileValue(x.E, env)
 	if err != nil {
 		return nil, err
 	}
@@ -418,7 +444,7 @@ func compileIn(x *sqlplan.In, layout Layout) (boolBinder, error) {
 			return nil, fmt.Errorf("cannot compare %s (%s) with %s (%s): %w",
 				x.E, x.E.Type(), it, it.Type(), metadata.ErrUnsupported)
 		}
-		if items[i], err = compileValue(it, layout); err != nil {
+		if items[i], err = compileValue(it, env); err != nil {
 			return nil, err
 		}
 	}
@@ -454,15 +480,15 @@ func compileIn(x *sqlplan.In, layout Layout) (boolBinder, error) {
 	}, nil
 }
 
-func compileLike(x *sqlplan.Like, layout Layout) (boolBinder, error) {
+func compileLike(x *sqlplan.Like, env *env) (boolBinder, error) {
 	if !x.E.Type().IsString() && x.E.Type().Root != 0 {
 		return nil, fmt.Errorf("LIKE needs a string, not %s (%s): %w", x.E, x.E.Type(), metadata.ErrUnsupported)
 	}
-	v, err := compileValue(x.E, layout)
+	v, err := compileValue(x.E, env)
 	if err != nil {
 		return nil, err
 	}
-	p, err := compileValue(x.Pattern, layout)
+	p, err := compileValue(x.Pattern, env)
 	if err != nil {
 		return nil, err
 	}

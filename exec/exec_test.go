@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -237,5 +238,65 @@ func TestScanChecksContext(t *testing.T) {
 	cancel()
 	_, err = op.Next(ctx)
 	require.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, op.Close())
+}
+
+func TestArithmetic(t *testing.T) {
+	bigint := metadata.BigIntType()
+	d := func(s string, scale int) metadata.DecimalValue {
+		v, err := metadata.ParseDecimal(s, 38, scale)
+		require.NoError(t, err)
+		return v
+	}
+	for _, tc := range []struct {
+		op   byte
+		t    metadata.DataType
+		a, b any
+		want any
+		err  string
+	}{
+		{'+', bigint, int64(2), int64(3), int64(5), ""},
+		{'+', bigint, int64(math.MaxInt64), int64(1), nil, "overflow"},
+		{'-', bigint, int64(math.MinInt64), int64(1), nil, "overflow"},
+		{'*', bigint, int64(1) << 40, int64(1) << 30, nil, "overflow"},
+		{'*', bigint, int64(-3), int64(4), int64(-12), ""},
+		{'d', bigint, int64(7), int64(2), int64(3), ""},
+		{'d', bigint, int64(7), int64(0), nil, ""},
+		{'%', bigint, int64(-7), int64(3), int64(-1), ""},
+		{'/', metadata.DecimalType(38, 4), int64(1), int64(3), d("0.3333", 4), ""},
+		{'/', metadata.DecimalType(38, 4), int64(2), int64(3), d("0.6667", 4), ""},
+		{'/', metadata.DecimalType(38, 4), int64(1), int64(0), nil, ""},
+		{'+', metadata.DecimalType(38, 2), d("1.25", 2), int64(1), d("2.25", 2), ""},
+		{'*', metadata.DecimalType(38, 4), d("1.25", 2), d("0.10", 2), d("0.1250", 4), ""},
+		{'-', metadata.DoubleType(), 1.5, int64(2), -0.5, ""},
+		{'/', metadata.DoubleType(), 1.0, 0.0, nil, ""},
+	} {
+		got, err := arith(tc.op, tc.t, tc.a, tc.b)
+		if tc.err != "" {
+			require.ErrorContains(t, err, tc.err)
+			require.ErrorIs(t, err, metadata.ErrInvalidValue)
+			continue
+		}
+		require.NoError(t, err)
+		if wd, ok := tc.want.(metadata.DecimalValue); ok {
+			require.Equal(t, 0, wd.Cmp(got.(metadata.DecimalValue)), "%v %c %v = %v", tc.a, tc.op, tc.b, got)
+			continue
+		}
+		require.Equal(t, tc.want, got, "%v %c %v", tc.a, tc.op, tc.b)
+	}
+}
+
+func TestOverflowInFilterIsAnError(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	src := &sliceSource{recs: makeRecords(t, mem, testRows(), 6)}
+	layout := NewLayout(3, []int{0, 1, 2})
+	huge := lit(int64(math.MaxInt64), metadata.BigIntType())
+	sum := &sqlplan.Arith{Op: '+', L: col(0), R: huge, T: metadata.BigIntType()}
+	op, err := Filter(Scan(src), []sqlplan.Expr{&sqlplan.Compare{Op: sqlplan.OpGt, L: sum, R: lit(int64(0), metadata.BigIntType())}}, layout)
+	require.NoError(t, err)
+	_, err = op.Next(context.Background())
+	require.ErrorIs(t, err, metadata.ErrInvalidValue)
+	require.ErrorContains(t, err, "overflow")
 	require.NoError(t, op.Close())
 }

@@ -16,16 +16,18 @@ func Filter(in Operator, conds []sqlplan.Expr, layout Layout) (Operator, error) 
 	for _, c := range conds[1:] {
 		all = &sqlplan.And{L: all, R: c}
 	}
-	b, err := compileBool(all, layout)
+	env := &env{layout: layout}
+	b, err := compileBool(all, env)
 	if err != nil {
 		return nil, err
 	}
-	return &filterOp{in: in, cond: b}, nil
+	return &filterOp{in: in, cond: b, env: env}, nil
 }
 
 type filterOp struct {
 	in   Operator
 	cond boolBinder
+	env  *env
 	sel  []int32
 }
 
@@ -43,6 +45,9 @@ func (f *filterOp) Next(ctx context.Context) (Batch, error) {
 			if test(r) == triTrue {
 				f.sel = append(f.sel, int32(r))
 			}
+		}
+		if err := f.env.takeErr(); err != nil {
+			return Batch{}, err
 		}
 		if len(f.sel) == 0 {
 			continue

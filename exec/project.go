@@ -17,7 +17,8 @@ import (
 // visible rows (hidden rows are left NULL, so the selection vector stays
 // valid).
 func Project(in Operator, exprs []sqlplan.Expr, names []string, layout Layout, mem memory.Allocator) (Operator, error) {
-	p := &projectOp{in: in, mem: mem, cols: make([]projCol, len(exprs))}
+	env := &env{layout: layout}
+	p := &projectOp{in: in, mem: mem, env: env, cols: make([]projCol, len(exprs))}
 	fields := make([]arrow.Field, len(exprs))
 	for i, e := range exprs {
 		t := e.Type()
@@ -26,14 +27,14 @@ func Project(in Operator, exprs []sqlplan.Expr, names []string, layout Layout, m
 		}
 		fields[i] = arrow.Field{Name: names[i], Type: t.ArrowType(), Nullable: true}
 		if c, ok := e.(*sqlplan.ColumnRef); ok {
-			pos, err := columnPos(c, layout)
+			pos, err := columnPos(c, env)
 			if err != nil {
 				return nil, err
 			}
 			p.cols[i] = projCol{pos: pos}
 			continue
 		}
-		vb, err := compileValue(e, layout)
+		vb, err := compileValue(e, env)
 		if err != nil {
 			return nil, err
 		}
@@ -51,6 +52,7 @@ type projCol struct {
 
 type projectOp struct {
 	in     Operator
+	env    *env
 	mem    memory.Allocator
 	cols   []projCol
 	schema *arrow.Schema
@@ -95,6 +97,9 @@ func (p *projectOp) Next(ctx context.Context) (Batch, error) {
 		}
 		arrs[i] = bld.NewArray()
 		bld.Release()
+		if err := p.env.takeErr(); err != nil {
+			return Batch{}, err
+		}
 	}
 	p.out = array.NewRecordBatch(p.schema, arrs, int64(n))
 	return Batch{Rec: p.out, Sel: b.Sel}, nil
