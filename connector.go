@@ -100,6 +100,7 @@ func acquireEngine(cfg Config) (*sharedEngine, error) {
 	opts.Sync = cfg.Sync
 	opts.DefaultBucketNumber = cfg.DefaultBucketNumber
 	opts.SegmentBytes = cfg.SegmentBytes
+	opts.KvSnapshotInterval = cfg.KvSnapshotInterval
 	opts.Logger = slog.New(slog.DiscardHandler)
 	eng, err := storage.Open(opts)
 	if err != nil {

@@ -14,11 +14,12 @@ import (
 	"github.com/flusslite/fluss"
 )
 
-// segmentFiles lists the log segment files under dir.
+// segmentFiles lists the log segment files of a database directory (its
+// data/ folder; the KV store keeps files of its own elsewhere).
 func segmentFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
-	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	require.NoError(t, filepath.WalkDir(filepath.Join(dir, "data"), func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}

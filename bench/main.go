@@ -29,6 +29,7 @@ func main() {
 	dir := flag.String("dir", "", "data directory (default: a fresh temporary directory)")
 	syncMode := flag.String("sync", "on", "DSN sync option: on or off")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this file")
+	workload := flag.String("workload", "log", "log: append and scan a log table; pk: upsert, read and look up a primary-key table")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -40,7 +41,11 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(*rows, *batch, *dir, *syncMode); err != nil {
+	runFn := run
+	if *workload == "pk" {
+		runFn = runPK
+	}
+	if err := runFn(*rows, *batch, *dir, *syncMode); err != nil {
 		pprof.StopCPUProfile()
 		log.Fatal(err)
 	}

@@ -95,6 +95,28 @@ func (t *TableInfo) PhysicalPrimaryKey() []string {
 	return out
 }
 
+// PrimaryKeyIndexes returns the column indexes of the primary key, in key
+// order (nil for a log table).
+func (t *TableInfo) PrimaryKeyIndexes() []int {
+	if len(t.Schema.PrimaryKey) == 0 {
+		return nil
+	}
+	idx, _ := t.Schema.Indexes(t.Schema.PrimaryKey)
+	return idx
+}
+
+// PhysicalKeyIndexes returns the column indexes of the physical primary
+// key (the primary key minus the partition keys), in key order: the
+// columns that identify a row inside one partition's bucket.
+func (t *TableInfo) PhysicalKeyIndexes() []int {
+	phys := t.PhysicalPrimaryKey()
+	if len(phys) == 0 {
+		return nil
+	}
+	idx, _ := t.Schema.Indexes(phys)
+	return idx
+}
+
 // PartitionKeyIndexes returns the column indexes of the partition keys.
 func (t *TableInfo) PartitionKeyIndexes() []int {
 	idx, _ := t.Schema.Indexes(t.PartitionKeys)

@@ -76,41 +76,7 @@ func (p *AppendPlanner) Plan(ctx context.Context) ([]Split, error) {
 		return nil, fmt.Errorf("plan %s: %w: lake-union read is not implemented yet (lake snapshot %d)",
 			p.table.Path, metadata.ErrUnsupported, p.lake.SnapshotID)
 	}
-	return p.planLogOnly(ctx)
-}
-
-func (p *AppendPlanner) planLogOnly(ctx context.Context) ([]Split, error) {
-	parts, err := p.matchingPartitions(ctx)
-	if err != nil {
-		return nil, err
-	}
-	buckets := p.buckets(parts)
-	starts, err := p.offsets(ctx, buckets, metadata.OffsetEarliest)
-	if err != nil {
-		return nil, err
-	}
-	stops, err := p.offsets(ctx, buckets, metadata.OffsetLatest)
-	if err != nil {
-		return nil, err
-	}
-	names := make(map[int64]string, len(parts))
-	for _, part := range parts {
-		names[part.id] = part.name
-	}
-	// buckets is already in partition order, then bucket order, and the
-	// ranges of one bucket come out ascending: the splits need no sort.
-	var splits []Split
-	for _, tb := range buckets {
-		for _, r := range splitRange(starts[tb], stops[tb], p.maxRecordsPerSplit) {
-			splits = append(splits, &LogSplit{
-				TableBucket: tb,
-				Partition:   names[tb.PartitionID],
-				StartOffset: r[0],
-				StopOffset:  r[1],
-			})
-		}
-	}
-	return splits, nil
+	return p.planLog(ctx, p.maxRecordsPerSplit)
 }
 
 // splitRange cuts [start, stop) into ranges of at most maxRecords records:

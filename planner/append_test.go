@@ -119,10 +119,17 @@ func unquote(s string) string {
 
 // plannerEnv is the state a golden file builds up.
 type plannerEnv struct {
+	kind    string // "append", "upsert" or "changelog"
 	admin   *fakeAdmin
 	spec    planner.ScanSpec
-	planner *planner.AppendPlanner
+	planner scanPlanner
 	splits  []planner.Split
+}
+
+// scanPlanner is what every planner under test offers.
+type scanPlanner interface {
+	planner.SplitPlanner
+	ScanType() planner.ScanType
 }
 
 func splitLines(splits []planner.Split) string {
@@ -136,22 +143,50 @@ func splitLines(splits []planner.Split) string {
 	return b.String()
 }
 
+// changelogTable is the virtual table t$changelog of table: the system
+// columns, then the table's columns; its filters use these indexes.
+func changelogTable(table metadata.TableInfo) metadata.TableInfo {
+	v := table
+	v.Schema.PrimaryKey = nil
+	v.Schema.Columns = append([]metadata.Column{
+		{Name: "_change_type", Type: metadata.StringType(), NotNull: true},
+		{Name: "_log_offset", Type: metadata.BigIntType(), NotNull: true},
+		{Name: "_commit_timestamp", Type: metadata.TimestampLTZType(3), NotNull: true},
+	}, table.Schema.Columns...)
+	return v
+}
+
 // TestAppendPlanner runs testdata/append_planner.
+func TestAppendPlanner(t *testing.T) { runPlannerGolden(t, "testdata/append_planner", "append") }
+
+// TestUpsertPlanner runs testdata/upsert_planner.
+func TestUpsertPlanner(t *testing.T) { runPlannerGolden(t, "testdata/upsert_planner", "upsert") }
+
+// TestChangelogPlanner runs testdata/changelog_planner.
+func TestChangelogPlanner(t *testing.T) {
+	runPlannerGolden(t, "testdata/changelog_planner", "changelog")
+}
+
+// runPlannerGolden runs a planner golden file over the planner of kind:
 //
-//	table buckets=N [partition=(p:INT, ...)] [lake] [snapshot=N] [probe-error]
+//	table buckets=N [partition=(p:INT, ...)] [pk] [lake] [snapshot=N] [probe-error]
+//	                    pk makes id (and the partition keys) the primary key
 //	partitions          input: "<id> <name>" lines (values joined by '$')
 //	offsets             input: "<partition|-> <bucket> <start> <hw>" lines
-//	plan [max-records=V] [limit=N]
+//	kv-snapshots        input: "<partition|-> <bucket> <snapshot id> <log offset>"
+//	                    lines: the latest KV snapshot of those buckets
+//	plan [max-records=V] [read-optimized=V] [limit=N]
 //	                    input: optional "partition: ..." and "pushed: ..."
-//	                    lines; builds a planner and plans, printing the
-//	                    calls it made and the splits
+//	                    lines (over t$changelog's columns for changelog);
+//	                    builds a planner and plans, printing the calls it
+//	                    made and the splits
 //	replan              plans again with the same planner
 //	splits              prints the splits of the last plan
 //	explain             input: post-filter conjuncts, one a line
-func TestAppendPlanner(t *testing.T) {
-	var env plannerEnv
+func runPlannerGolden(t *testing.T, path, kind string) {
+	env := plannerEnv{kind: kind}
 	ctx := context.Background()
-	datadriven.RunTest(t, "testdata/append_planner", func(t *testing.T, d *datadriven.TestData) string {
+	datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 		switch d.Cmd {
 		case "table":
 			buckets := 1
@@ -162,7 +197,10 @@ func TestAppendPlanner(t *testing.T) {
 			}
 			table, err := testTable(buckets, parts, d.HasArg("lake"))
 			require.NoError(t, err)
-			env = plannerEnv{admin: newFakeAdmin(table)}
+			if d.HasArg("pk") {
+				table.Schema.PrimaryKey = append([]string{"id"}, table.PartitionKeys...)
+			}
+			env = plannerEnv{kind: kind, admin: newFakeAdmin(table)}
 			if d.HasArg("snapshot") {
 				var id int64
 				d.ScanArgs(t, "snapshot", &id)
@@ -182,7 +220,7 @@ func TestAppendPlanner(t *testing.T) {
 				})
 			}
 			return ""
-		case "offsets", "set-hw":
+		case "offsets", "set-hw", "kv-snapshots":
 			for _, line := range nonEmptyLines(d.Input) {
 				f := strings.Fields(line)
 				b, err := strconv.ParseInt(f[1], 10, 32)
@@ -194,9 +232,12 @@ func TestAppendPlanner(t *testing.T) {
 					nums[i], err = strconv.ParseInt(s, 10, 64)
 					require.NoError(t, err)
 				}
-				if d.Cmd == "set-hw" {
+				switch d.Cmd {
+				case "set-hw":
 					env.admin.hw[tb] = nums[0]
-				} else {
+				case "kv-snapshots":
+					env.admin.kv[tb] = metadata.KvSnapshot{SnapshotID: nums[0], LogOffset: nums[1]}
+				default:
 					env.admin.start[tb], env.admin.hw[tb] = nums[0], nums[1]
 				}
 			}
@@ -212,18 +253,27 @@ func TestAppendPlanner(t *testing.T) {
 			return ""
 		case "plan":
 			env.spec = planner.ScanSpec{Table: env.admin.table.Path, Limit: -1, Options: map[string]string{}}
-			if d.HasArg("max-records") {
-				var v string
-				d.ScanArgs(t, "max-records", &v)
-				env.spec.Options[planner.OptMaxRecordsPerSplit] = v
+			for arg, opt := range map[string]string{
+				"max-records":    planner.OptMaxRecordsPerSplit,
+				"read-optimized": planner.OptReadOptimized,
+			} {
+				if d.HasArg(arg) {
+					var v string
+					d.ScanArgs(t, arg, &v)
+					env.spec.Options[opt] = v
+				}
 			}
 			d.MaybeScanArgs(t, "limit", &env.spec.Limit)
+			filterTable := env.admin.table
+			if kind == "changelog" {
+				filterTable = changelogTable(filterTable)
+			}
 			for _, line := range nonEmptyLines(d.Input) {
-				kind, text, ok := strings.Cut(line, ": ")
+				what, text, ok := strings.Cut(line, ": ")
 				require.True(t, ok, line)
-				p, err := parseFilter(env.admin.table, text)
+				p, err := parseFilter(filterTable, text)
 				require.NoError(t, err, line)
-				switch kind {
+				switch what {
 				case "partition":
 					env.spec.PartitionFilter = p
 				case "pushed":
@@ -232,20 +282,33 @@ func TestAppendPlanner(t *testing.T) {
 					t.Fatalf("unknown line %q", line)
 				}
 			}
-			env.admin.probes, env.admin.listOffsets, env.admin.listPartitions = 0, 0, 0
-			pl, err := planner.NewAppendPlanner(ctx, env.admin, env.admin.table, env.spec)
+			env.admin.resetCalls()
+			var pl scanPlanner
+			var err error
+			switch kind {
+			case "append":
+				pl, err = planner.NewAppendPlanner(ctx, env.admin, env.admin.table, env.spec)
+			case "upsert":
+				pl, err = planner.NewUpsertPlanner(ctx, env.admin, env.admin.table, env.spec)
+			case "changelog":
+				pl, err = planner.NewChangelogPlanner(ctx, env.admin, env.admin.table, env.spec)
+			}
 			if err != nil {
 				return fmt.Sprintf("probes=%d\nerror: %v\n", env.admin.probes, err)
 			}
 			env.planner = pl
 			return env.plan(ctx)
 		case "replan":
-			env.admin.probes, env.admin.listOffsets, env.admin.listPartitions = 0, 0, 0
+			env.admin.resetCalls()
 			return env.plan(ctx)
 		case "splits":
 			return splitLines(env.splits)
 		case "explain":
-			lines := planner.Explain(env.admin.table, env.spec, env.planner, env.splits, nonEmptyLines(d.Input))
+			table := env.admin.table
+			if kind == "changelog" {
+				table = changelogTable(table)
+			}
+			lines := planner.Explain(table, env.spec, env.planner, env.splits, nonEmptyLines(d.Input))
 			return strings.Join(lines, "\n") + "\n"
 		}
 		t.Fatalf("unknown command %q", d.Cmd)
@@ -255,8 +318,12 @@ func TestAppendPlanner(t *testing.T) {
 
 func (env *plannerEnv) plan(ctx context.Context) string {
 	splits, err := env.planner.Plan(ctx)
-	calls := fmt.Sprintf("probes=%d list-partitions=%d list-offsets=%d has-lake=%t type=%s\n",
-		env.admin.probes, env.admin.listPartitions, env.admin.listOffsets,
+	kv := ""
+	if env.kind == "upsert" {
+		kv = fmt.Sprintf(" kv-snapshots=%d", env.admin.kvSnapshots)
+	}
+	calls := fmt.Sprintf("probes=%d list-partitions=%d list-offsets=%d%s has-lake=%t type=%s\n",
+		env.admin.probes, env.admin.listPartitions, env.admin.listOffsets, kv,
 		env.planner.HasLakeSnapshot(), env.planner.ScanType())
 	if err != nil {
 		env.splits = nil

@@ -69,6 +69,8 @@ func (b *planBase) checkOpen() error {
 type partitionRef struct {
 	id   int64
 	name string
+	// info is the partition as listed; nil for the pseudo partition.
+	info *metadata.PartitionInfo
 }
 
 // matchingPartitions lists the table's partitions that the spec's partition
@@ -90,8 +92,8 @@ func (b *planBase) matchingPartitions(ctx context.Context) ([]partitionRef, erro
 		return nil, err
 	}
 	out := make([]partitionRef, len(kept))
-	for i, p := range kept {
-		out[i] = partitionRef{id: p.ID, name: p.Name}
+	for i := range kept {
+		out[i] = partitionRef{id: kept[i].ID, name: kept[i].Name, info: &kept[i]}
 	}
 	return out, nil
 }

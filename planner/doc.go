@@ -1,6 +1,7 @@
 // Package planner is the consolidated split planner: one AppendPlanner for
-// log tables and, later, one UpsertPlanner for primary-key tables, after
-// the Fluss Spark connector's SplitPlanner (DESIGN §5.3).
+// log tables and one UpsertPlanner for primary-key tables, after the Fluss
+// Spark connector's SplitPlanner (DESIGN §5.3), plus the ChangelogPlanner
+// of the virtual table t$changelog, which reads logs only.
 //
 // Invariants:
 //
@@ -13,7 +14,14 @@
 //     time.
 //   - Stop offsets are pinned at planning. Every split's stop offset is the
 //     high watermark read once, in one batched ListOffsets call, during
-//     Plan; rows committed afterwards are never read by that plan.
+//     Plan; rows committed afterwards are never read by that plan. The
+//     UpsertPlanner lists the KV snapshots before it reads the high
+//     watermarks, so a snapshot never holds rows past the pinned stop.
+//   - One split per primary-key bucket. A kv+log split (KV snapshot plus
+//     log tail) is merged by key and is never cut by
+//     scan.max-records-per-split; a bucket with neither a snapshot nor a
+//     tail gives none, a bucket with a snapshot gives one even when its
+//     tail is empty. read.optimized empties every tail.
 //   - Splits are inert. A split holds ids and offsets, never a file, a
 //     context or a goroutine; readers are built from it elsewhere
 //     (lakeunion). Splits come out in a deterministic order: partitions in

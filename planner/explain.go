@@ -8,10 +8,20 @@ import (
 	"github.com/flusslite/fluss/predicate"
 )
 
-// TypeOf is the scan type of a planner over table: Upsert for a
-// primary-key table, else Append, prefixed by Lake exactly when the
-// planner's probe found a readable lake snapshot.
+// scanTyper is implemented by planners that know their scan type.
+type scanTyper interface {
+	ScanType() ScanType
+}
+
+// TypeOf is the scan type of a planner over table: the planner's own
+// ScanType when it has one (so a ChangelogPlanner reads as Append whatever
+// table it is given); otherwise Upsert for a primary-key table, else
+// Append, prefixed by Lake exactly when the planner's probe found a
+// readable lake snapshot.
 func TypeOf(table metadata.TableInfo, p SplitPlanner) ScanType {
+	if st, ok := p.(scanTyper); ok {
+		return st.ScanType()
+	}
 	lake := p != nil && p.HasLakeSnapshot()
 	switch {
 	case table.HasPrimaryKey() && lake:

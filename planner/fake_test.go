@@ -23,8 +23,11 @@ type fakeAdmin struct {
 	probeErr error
 	// drop lists buckets ListOffsets leaves out of its answer.
 	drop map[metadata.TableBucket]bool
+	// kv holds the latest KV snapshot of each bucket that has one.
+	kv    map[metadata.TableBucket]metadata.KvSnapshot
+	kvErr error
 
-	probes, listPartitions, listOffsets int
+	probes, listPartitions, listOffsets, kvSnapshots int
 }
 
 var _ planner.Admin = (*fakeAdmin)(nil)
@@ -35,6 +38,7 @@ func newFakeAdmin(table metadata.TableInfo) *fakeAdmin {
 		start: map[metadata.TableBucket]int64{},
 		hw:    map[metadata.TableBucket]int64{},
 		drop:  map[metadata.TableBucket]bool{},
+		kv:    map[metadata.TableBucket]metadata.KvSnapshot{},
 	}
 }
 
@@ -65,8 +69,28 @@ func (f *fakeAdmin) ListOffsets(_ context.Context, buckets []metadata.TableBucke
 	return out, nil
 }
 
-func (f *fakeAdmin) LatestKvSnapshots(context.Context, metadata.TablePath, *metadata.PartitionInfo) (metadata.KvSnapshots, error) {
-	return metadata.KvSnapshots{}, fmt.Errorf("%w: kv snapshots of a log table", metadata.ErrUnsupported)
+func (f *fakeAdmin) LatestKvSnapshots(_ context.Context, t metadata.TablePath, part *metadata.PartitionInfo) (metadata.KvSnapshots, error) {
+	f.kvSnapshots++
+	if !f.table.HasPrimaryKey() {
+		return metadata.KvSnapshots{}, fmt.Errorf("%w: kv snapshots of a log table", metadata.ErrUnsupported)
+	}
+	if f.kvErr != nil {
+		return metadata.KvSnapshots{}, f.kvErr
+	}
+	if f.table.IsPartitioned() != (part != nil) {
+		return metadata.KvSnapshots{}, fmt.Errorf("%w: partition %v of %s", metadata.ErrInvalidValue, part, t)
+	}
+	out := metadata.KvSnapshots{TableID: f.table.TableID, PartitionID: metadata.NonPartitioned,
+		NumBuckets: f.table.NumBuckets, Buckets: map[int32]metadata.KvSnapshot{}}
+	if part != nil {
+		out.PartitionID = part.ID
+	}
+	for tb, s := range f.kv {
+		if tb.PartitionID == out.PartitionID {
+			out.Buckets[tb.Bucket] = s
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeAdmin) ReadableLakeSnapshot(context.Context, metadata.TablePath) (metadata.LakeSnapshot, bool, error) {
@@ -96,4 +120,8 @@ func (f *fakeAdmin) bucket(partition string, b int32) (metadata.TableBucket, err
 		}
 	}
 	return tb, fmt.Errorf("unknown partition %q", partition)
+}
+
+func (f *fakeAdmin) resetCalls() {
+	f.probes, f.listPartitions, f.listOffsets, f.kvSnapshots = 0, 0, 0, 0
 }

@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/predicate"
@@ -98,4 +99,40 @@ func (s *LogSplit) PartitionName() string        { return s.Partition }
 // prefix: "log partition=2026-01-01 bucket=0 log=0..5".
 func (s *LogSplit) String() string {
 	return fmt.Sprintf("%s log=%d..%d", splitHead(s), s.StartOffset, s.StopOffset)
+}
+
+// NoKvSnapshot is KvLogSplit.SnapshotID of a bucket that has no KV
+// snapshot: its state is the log tail alone.
+const NoKvSnapshot int64 = -1
+
+// KvLogSplit reads one bucket of a primary-key table: its KV snapshot
+// (none when SnapshotID is NoKvSnapshot) merged by key with the changelog
+// tail [LogStart, LogStop) that the snapshot does not contain.
+type KvLogSplit struct {
+	TableBucket metadata.TableBucket
+	Partition   string
+	// SnapshotID is the KV snapshot to read, or NoKvSnapshot.
+	SnapshotID int64
+	// LogStart is the snapshot's log offset (or the log start offset
+	// without a snapshot); LogStop is the high watermark pinned at
+	// planning. LogStart == LogStop: no tail (read.optimized, or nothing
+	// written since the snapshot).
+	LogStart, LogStop int64
+}
+
+func (s *KvLogSplit) Kind() string                 { return "kv+log" }
+func (s *KvLogSplit) Bucket() metadata.TableBucket { return s.TableBucket }
+func (s *KvLogSplit) PartitionName() string        { return s.Partition }
+
+// HasSnapshot reports whether the split reads a KV snapshot.
+func (s *KvLogSplit) HasSnapshot() bool { return s.SnapshotID != NoKvSnapshot }
+
+// String renders the split as EXPLAIN's Split lines do, without the
+// prefix: "kv+log partition=- bucket=0 log=7..9 kv_snapshot=3".
+func (s *KvLogSplit) String() string {
+	snap := "none"
+	if s.HasSnapshot() {
+		snap = strconv.FormatInt(s.SnapshotID, 10)
+	}
+	return fmt.Sprintf("%s log=%d..%d kv_snapshot=%s", splitHead(s), s.LogStart, s.LogStop, snap)
 }

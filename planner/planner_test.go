@@ -2,6 +2,7 @@ package planner_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -130,3 +131,30 @@ type lakePlanner struct{}
 func (lakePlanner) HasLakeSnapshot() bool                         { return true }
 func (lakePlanner) Plan(context.Context) ([]planner.Split, error) { return nil, nil }
 func (lakePlanner) Close() error                                  { return nil }
+
+func TestUpsertPlannerKvSnapshotError(t *testing.T) {
+	table, err := testTable(1, nil, false)
+	require.NoError(t, err)
+	table.Schema.PrimaryKey = []string{"id"}
+	admin := newFakeAdmin(table)
+	admin.kvErr = errors.New("snapshot store unreachable")
+	p, err := planner.NewUpsertPlanner(context.Background(), admin, table, planner.ScanSpec{Limit: -1})
+	require.NoError(t, err)
+	_, err = p.Plan(context.Background())
+	require.ErrorContains(t, err, "latest kv snapshots of fluss.orders: snapshot store unreachable")
+	require.NoError(t, p.Close())
+	_, err = p.Plan(context.Background())
+	require.ErrorIs(t, err, planner.ErrClosed)
+}
+
+func TestKvLogSplitString(t *testing.T) {
+	s := &planner.KvLogSplit{
+		TableBucket: metadata.TableBucket{TableID: 1, PartitionID: 4, Bucket: 2},
+		Partition:   "2026-01-01$US", SnapshotID: planner.NoKvSnapshot, LogStart: 3, LogStop: 9,
+	}
+	require.Equal(t, "kv+log partition=2026-01-01$US bucket=2 log=3..9 kv_snapshot=none", s.String())
+	require.False(t, s.HasSnapshot())
+	s.SnapshotID, s.Partition = 0, ""
+	require.Equal(t, "kv+log partition=- bucket=2 log=3..9 kv_snapshot=0", s.String())
+	require.Equal(t, "kv+log", s.Kind())
+}

@@ -43,6 +43,13 @@ type SelectPlan struct {
 	Limit  int64
 	Offset int64
 	Hints  map[string]string
+	// Virtual names the virtual table read, VirtualChangelog for
+	// `t$changelog`; "" for a real table. Table is then the virtual table
+	// (ChangelogTable of Base), whose schema the column indexes of the
+	// plan refer to.
+	Virtual string
+	// Base is the table a virtual table reads; zero when Virtual is "".
+	Base metadata.TableInfo
 }
 
 // InsertPlan is an INSERT bound to its table. For VALUES, Rows are full
@@ -56,6 +63,11 @@ type InsertPlan struct {
 	Columns []int
 	Rows    [][]any
 	Select  *SelectPlan
+	// Partial is true for a primary-key table whose column list leaves
+	// some column out: a partial update, where the unlisted columns keep
+	// their stored values (NULL for a new key). The driver passes Columns
+	// as the engine's target columns. Every primary-key column is listed.
+	Partial bool
 }
 
 func resolveTable(ctx context.Context, cat Catalog, path metadata.TablePath, currentDB string) (metadata.TableInfo, error) {
@@ -87,10 +99,11 @@ const (
 	inOrderBy
 	inLimit
 	inValues
+	inSet
 )
 
 func (c clause) String() string {
-	return [...]string{"the select list", "WHERE", "GROUP BY", "HAVING", "ORDER BY", "LIMIT", "VALUES"}[c]
+	return [...]string{"the select list", "WHERE", "GROUP BY", "HAVING", "ORDER BY", "LIMIT", "VALUES", "SET"}[c]
 }
 
 // binder binds the expressions of one statement. It never mutates the
@@ -105,16 +118,27 @@ type binder struct {
 }
 
 // BindSelect resolves s against the catalog; currentDB qualifies an
-// unqualified table name ("" means metadata.DefaultDatabase).
+// unqualified table name ("" means metadata.DefaultDatabase). A name with a
+// '$' suffix reads a virtual table of the table before it (see
+// ChangelogTable).
 func BindSelect(ctx context.Context, s *Select, cat Catalog, currentDB string, args []Arg) (*SelectPlan, error) {
 	plan := &SelectPlan{From: s.From, Distinct: s.Distinct, Limit: -1, Hints: s.Hints}
-	b := &binder{args: args, alias: s.Alias}
 	if s.From {
-		info, err := resolveTable(ctx, cat, s.Table, currentDB)
-		if err != nil {
+		if err := resolveRead(ctx, cat, s.Table, currentDB, plan); err != nil {
 			return nil, err
 		}
-		plan.Table = info
+	}
+	if err := bindQuery(plan, s, args); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// bindQuery binds the clauses of s into plan, whose table (if any) is
+// already resolved.
+func bindQuery(plan *SelectPlan, s *Select, args []Arg) error {
+	b := &binder{args: args, alias: s.Alias}
+	if plan.From {
 		b.table = &plan.Table
 	}
 	var err error
@@ -122,13 +146,13 @@ func BindSelect(ctx context.Context, s *Select, cat Catalog, currentDB string, a
 	for _, it := range s.Items {
 		if it.Star {
 			if err := b.expandStar(it, plan); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
 		e, err := b.bindTop(it.Expr)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		name := it.Alias
 		if name == "" {
@@ -144,44 +168,44 @@ func BindSelect(ctx context.Context, s *Select, cat Catalog, currentDB string, a
 	if s.Where != nil {
 		b.clause = inWhere
 		if plan.Where, err = b.bindCondition(s.Where); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	b.clause = inGroupBy
 	for _, g := range s.GroupBy {
 		e, err := b.bindKey(g)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		plan.GroupBy = append(plan.GroupBy, e)
 	}
 	if s.Having != nil {
 		b.clause = inHaving
 		if plan.Having, err = b.bindCondition(s.Having); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	b.clause = inOrderBy
 	for _, o := range s.OrderBy {
 		e, err := b.bindKey(o.Expr)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		plan.OrderBy = append(plan.OrderBy, OrderItem{Expr: e, Desc: o.Desc})
 	}
 	b.clause = inLimit
 	if s.Limit != nil {
 		if plan.Limit, err = b.count(s.Limit, "LIMIT"); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if s.Offset != nil {
 		if plan.Offset, err = b.count(s.Offset, "OFFSET"); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	plan.Columns = columnsRead(plan)
-	return plan, nil
+	return nil
 }
 
 func (b *binder) expandStar(it SelectItem, plan *SelectPlan) error {
@@ -521,7 +545,7 @@ func (b *binder) bindFunc(f *Func) (Expr, error) {
 	agg := aggregates[f.Name]
 	if agg {
 		switch {
-		case b.clause == inWhere || b.clause == inGroupBy || b.clause == inValues || b.clause == inLimit:
+		case b.clause == inWhere || b.clause == inGroupBy || b.clause == inValues || b.clause == inLimit || b.clause == inSet:
 			return nil, errorf(metadata.ErrUnsupported, "aggregate function %s is not allowed in %s", strings.ToUpper(f.Name), b.clause)
 		case b.inAgg:
 			return nil, errorf(metadata.ErrUnsupported, "aggregate function %s inside another aggregate", strings.ToUpper(f.Name))
@@ -592,8 +616,13 @@ func (b *binder) bindCase(c *Case) (Expr, error) {
 // BindInsert resolves an INSERT against the catalog and, for VALUES,
 // converts every value to its column's type. Bad input is refused before
 // anything is written: wrong arity, a value that does not fit, NULL in a
-// NOT NULL column, an unknown or repeated column.
+// NOT NULL or primary-key column, an unknown or repeated column, a column
+// list without every primary-key column, a partial update of a table whose
+// merge engine is first_row or versioned (as in Fluss), a virtual table.
 func BindInsert(ctx context.Context, ins *Insert, cat Catalog, currentDB string, args []Arg) (*InsertPlan, error) {
+	if err := refuseVirtualWrite("INSERT INTO", ins.Table, currentDB); err != nil {
+		return nil, err
+	}
 	info, err := resolveTable(ctx, cat, ins.Table, currentDB)
 	if err != nil {
 		return nil, err
@@ -612,22 +641,30 @@ func BindInsert(ctx context.Context, ins *Insert, cat Catalog, currentDB string,
 				return nil, errorf(metadata.ErrNotFound, "column %s does not exist in table %s", quoteIdent(name), info.Path)
 			}
 			if seen[i] {
-				return nil, fmt.Errorf("column %s is listed twice in the INSERT", quoteIdent(cols[i].Name))
+				return nil, errorf(metadata.ErrInvalidValue, "column %s is listed twice in the INSERT", quoteIdent(cols[i].Name))
 			}
 			seen[i] = true
 			plan.Columns = append(plan.Columns, i)
 		}
 		// A log table gets NULL in every column not listed; a primary-key
-		// table keeps the stored values (partial update), but its key must
-		// be given.
+		// table keeps the stored values (partial update), but its key,
+		// partition keys included, must be given.
 		for i, c := range cols {
 			if seen[i] {
 				continue
 			}
-			key := containsFold(info.Schema.PrimaryKey, c.Name)
-			if key || c.NotNull && !info.HasPrimaryKey() {
+			switch {
+			case isKeyColumn(&info, c.Name):
+				return nil, errorf(metadata.ErrConstraint, "primary-key column %s is not listed: an INSERT into primary-key table %s must give every key column", quoteIdent(c.Name), info.Path)
+			case info.HasPrimaryKey():
+				plan.Partial = true
+			case c.NotNull:
 				return nil, errorf(metadata.ErrConstraint, "column %s is NOT NULL and the INSERT gives it no value", quoteIdent(c.Name))
 			}
+		}
+		// As in Fluss, only the default merge engine merges partial rows.
+		if plan.Partial && info.Config.MergeEngine != metadata.MergeLastRow {
+			return nil, errorf(metadata.ErrUnsupported, "partial update of table %s is not supported: its %s merge engine takes whole rows (list every column)", info.Path, info.Config.MergeEngine)
 		}
 	}
 	if ins.Select != nil {
@@ -658,6 +695,9 @@ func BindInsert(ctx context.Context, ins *Insert, cat Catalog, currentDB string,
 			if err != nil {
 				return nil, fmt.Errorf("row %d, column %s: %w", r+1, quoteIdent(col.Name), err)
 			}
+			if v == nil && isKeyColumn(&info, col.Name) {
+				return nil, errorf(metadata.ErrConstraint, "row %d, column %s: NULL in a primary-key column", r+1, quoteIdent(col.Name))
+			}
 			if v == nil && col.NotNull {
 				return nil, errorf(metadata.ErrConstraint, "row %d, column %s: NULL in a NOT NULL column", r+1, quoteIdent(col.Name))
 			}
@@ -666,6 +706,12 @@ func BindInsert(ctx context.Context, ins *Insert, cat Catalog, currentDB string,
 		plan.Rows = append(plan.Rows, full)
 	}
 	return plan, nil
+}
+
+// isKeyColumn reports whether the named column is part of the table's
+// primary key (partition keys of a primary-key table always are).
+func isKeyColumn(info *metadata.TableInfo, name string) bool {
+	return containsFold(info.Schema.PrimaryKey, name)
 }
 
 func containsFold(list []string, s string) bool {

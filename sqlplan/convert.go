@@ -13,8 +13,8 @@ import (
 	"github.com/flusslite/fluss/metadata"
 )
 
-// This file is the one seam to xwb1989/sqlparser: SELECT and INSERT text
-// goes through it, and its AST is converted once into our own structs.
+// This file is the one seam to xwb1989/sqlparser (with dml.go, for UPDATE
+// and DELETE): SELECT, INSERT, UPDATE and DELETE text goes through it, and its AST is converted once into our own structs.
 // Its quirks, handled here:
 //   - it numbers each ? as :v1, :v2, ... and cannot lex $1, so $N is
 //     rewritten to :vN before parsing (outside strings and comments) and
@@ -24,7 +24,7 @@ import (
 //   - its error positions count from 1 and point past the offending token;
 //     they are mapped back to a byte offset in the caller's text.
 
-// parseDML parses SELECT or INSERT text with xwb1989/sqlparser. base is
+// parseDML parses SELECT, INSERT, UPDATE or DELETE text with xwb1989/sqlparser. base is
 // the offset of text in the statement the caller gave (after EXPLAIN), so
 // that error positions refer to the caller's text.
 func parseDML(text string, base int) (stmt Statement, err error) {
@@ -84,9 +84,9 @@ func parseDML(text string, base int) (stmt Statement, err error) {
 	case *sqlparser.ParenSelect:
 		return nil, unsupported("a parenthesized SELECT")
 	case *sqlparser.Update:
-		return nil, unsupported("UPDATE")
+		return c.update(x)
 	case *sqlparser.Delete:
-		return nil, unsupported("DELETE")
+		return c.delete(x)
 	}
 	return nil, unsupported("this statement")
 }

@@ -8,8 +8,9 @@ import (
 )
 
 // FuzzParse feeds arbitrary text to Parse and binds what parses: neither
-// may panic, every failure must be an error, and DDL must print in a form
-// that parses back to the same statement.
+// may panic, every failure must be an error, DDL must print in a form
+// that parses back to the same statement, and UPDATE and DELETE in one
+// that prints the same again.
 func FuzzParse(f *testing.F) {
 	for _, seed := range []string{
 		"CREATE TABLE IF NOT EXISTS db.t (id BIGINT NOT NULL COMMENT 'x', m MAP<STRING, ARRAY<ROW<a INT, b DECIMAL(10, 2)>>>, PRIMARY KEY (id) NOT ENFORCED) COMMENT 'c' PARTITIONED BY (id) WITH ('bucket.num' = '2')",
@@ -21,6 +22,8 @@ func FuzzParse(f *testing.F) {
 		"SELECT * FROM `t$changelog` WHERE i IN (1, 2.5, '3') AND ts BETWEEN '2026-01-01' AND ?",
 		"INSERT INTO t (id, arr) VALUES (1, ARRAY(1, -2)), (:a, :b)",
 		"EXPLAIN SELECT CASE WHEN i > 1 THEN CAST(i AS DECIMAL(5, 1)) END FROM t",
+		"UPDATE pk AS x SET w = x.w + ?, v = 'a' WHERE id IN (1, 2) AND NOT w IS NULL",
+		"DELETE FROM `pk` WHERE id = :id OR v LIKE 'a%'",
 		"SELECT 'unterminated",
 		"CREATE TABLE t (a ARRAY<",
 	} {
@@ -43,6 +46,16 @@ func FuzzParse(f *testing.F) {
 			_, _ = BindSelect(context.Background(), s.Select, cat, "fluss", nil)
 		case *Insert:
 			_, _ = BindInsert(context.Background(), s, cat, "fluss", nil)
+		case *Update:
+			_, _ = BindUpdate(context.Background(), s, cat, "fluss", nil)
+			again, err := Parse(text)
+			require.NoError(t, err, "canonical form %q of %q", text, sql)
+			require.Equal(t, text, again.String(), "canonical form %q of %q", text, sql)
+		case *Delete:
+			_, _ = BindDelete(context.Background(), s, cat, "fluss", nil)
+			again, err := Parse(text)
+			require.NoError(t, err, "canonical form %q of %q", text, sql)
+			require.Equal(t, text, again.String(), "canonical form %q of %q", text, sql)
 		case *Call:
 			_, _ = s.Values(nil)
 		default:

@@ -9,9 +9,9 @@ import (
 //
 // DDL, SHOW, DESCRIBE, USE and CALL go through the grammar of this package
 // (Flink/Fluss style: backquoted identifiers, 'strings' with doubled
-// quotes). SELECT and INSERT go through xwb1989/sqlparser and its MySQL
-// dialect, where "text" in double quotes is a string and backslashes
-// escape in strings. EXPLAIN [PLAN FOR] SELECT ... is split off here
+// quotes). SELECT, INSERT, UPDATE and DELETE go through xwb1989/sqlparser
+// and its MySQL dialect, where "text" in double quotes is a string and
+// backslashes escape in strings. EXPLAIN [PLAN FOR] SELECT ... is split off here
 // because that parser discards EXPLAIN's body.
 //
 // A text that does not parse returns a *SyntaxError; a well-formed

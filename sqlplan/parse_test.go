@@ -20,6 +20,8 @@ import (
 func TestParseDDL(t *testing.T)    { runParseGolden(t, "testdata/ddl") }
 func TestParseSelect(t *testing.T) { runParseGolden(t, "testdata/select") }
 func TestParseInsert(t *testing.T) { runParseGolden(t, "testdata/insert") }
+func TestParseUpdate(t *testing.T) { runParseGolden(t, "testdata/update") }
+func TestParseDelete(t *testing.T) { runParseGolden(t, "testdata/delete") }
 
 func runParseGolden(t *testing.T, path string) {
 	datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
@@ -31,6 +33,13 @@ func runParseGolden(t *testing.T, path string) {
 			}
 			switch st.(type) {
 			case *Select, *Insert, *Explain:
+			case *Update, *Delete:
+				// The canonical form parses back to a statement that
+				// prints the same: it is a fixed point.
+				again, err := Parse(st.String())
+				require.NoError(t, err, "canonical form %q must parse", st.String())
+				require.Equal(t, st.String(), again.String(), "canonical form %q must be stable", st.String())
+				require.Equal(t, st.NumInput(), again.NumInput())
 			default:
 				again, err := Parse(st.String())
 				require.NoError(t, err, "canonical form %q must parse", st.String())
@@ -103,6 +112,25 @@ func dumpStatement(st Statement) string {
 			b.WriteString("from query:\n")
 			dumpSelect(&b, s.Select)
 		}
+	case *Update:
+		fmt.Fprintf(&b, "update %s", pathText(s.Table))
+		if s.Alias != "" {
+			fmt.Fprintf(&b, " as %s", s.Alias)
+		}
+		b.WriteString("\n")
+		for _, a := range s.Set {
+			fmt.Fprintf(&b, "set: %s = %s\n", a.Column, dumpExpr(a.Expr))
+		}
+		if s.Where != nil {
+			fmt.Fprintf(&b, "where: %s\n", dumpExpr(s.Where))
+		}
+		fmt.Fprintf(&b, "sql: %s\n", s)
+	case *Delete:
+		fmt.Fprintf(&b, "delete from %s\n", pathText(s.Table))
+		if s.Where != nil {
+			fmt.Fprintf(&b, "where: %s\n", dumpExpr(s.Where))
+		}
+		fmt.Fprintf(&b, "sql: %s\n", s)
 	case *Call:
 		fmt.Fprintf(&b, "call %s\n", s.Procedure)
 		for _, a := range s.Args {

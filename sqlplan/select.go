@@ -11,7 +11,8 @@ import (
 // Names are not resolved yet; BindSelect resolves them into a SelectPlan.
 type Select struct {
 	// Table is the table read; Database is "" when the name is unqualified.
-	// Virtual tables keep their suffix verbatim (`t$changelog`).
+	// Virtual tables keep their suffix verbatim (`t$changelog`);
+	// BindSelect resolves them.
 	Table metadata.TablePath
 	// Alias is the table's alias in FROM t AS x; "" if none.
 	Alias string

@@ -55,7 +55,7 @@ func (e *Engine) Append(ctx context.Context, path metadata.TablePath, rows [][]a
 		if entry.Info.HasPrimaryKey() {
 			return 0, fmt.Errorf("%w: table %s has a primary key: appends are for log tables", metadata.ErrUnsupported, path)
 		}
-		routed, err := routeRows(&entry.Info, rows)
+		routed, err := routeRows(&entry.Info, rows, nil)
 		if err != nil {
 			return 0, err
 		}
@@ -70,53 +70,79 @@ func (e *Engine) Append(ctx context.Context, path metadata.TablePath, rows [][]a
 // retry is true when the table changed under it (dropped, recreated,
 // altered, or a new partition dropped at once).
 func (e *Engine) appendRouted(ctx context.Context, path metadata.TablePath, tableID int64, schemaID int32, routed routedRows) (n int64, retry bool, err error) {
+	retry, err = e.withPartitions(ctx, path, tableID, schemaID, routed.partValues, true, func(entry *tableEntry) error {
+		n, err = e.writeLocked(entry, routed)
+		return err
+	})
+	return n, retry, err
+}
+
+// withPartitions runs write with the shared lock held, once the table
+// still is the one the rows were routed for and, when create, every
+// partition of partValues exists (missing ones are created and persisted
+// first). retry is true when the table changed under it.
+func (e *Engine) withPartitions(ctx context.Context, path metadata.TablePath, tableID int64, schemaID int32, partValues map[string][]string, create bool, write func(*tableEntry) error) (retry bool, err error) {
 	for range 3 {
 		if err := ctx.Err(); err != nil {
-			return 0, false, err
+			return false, err
 		}
 		cat, err := e.readLock()
 		if err != nil {
-			return 0, false, err
+			return false, err
 		}
 		entry, err := cat.table(path)
 		if err != nil || entry.Info.TableID != tableID || entry.Info.SchemaID != schemaID {
 			e.mu.RUnlock()
-			return 0, err == nil, err
+			return err == nil, err
 		}
 		var missing [][]string
-		for name, vals := range routed.partValues {
-			if _, ok := entry.partitionByName(name); !ok {
-				missing = append(missing, vals)
+		if create {
+			for name, vals := range partValues {
+				if _, ok := entry.partitionByName(name); !ok {
+					missing = append(missing, vals)
+				}
 			}
 		}
 		if len(missing) == 0 {
-			n, err := e.writeLocked(entry, routed)
+			err := write(entry)
 			e.mu.RUnlock()
-			return n, false, err
+			return false, err
 		}
 		e.mu.RUnlock()
 		// Dynamic partitions: created (and persisted) before the write.
 		slices.SortFunc(missing, func(a, b []string) int { return slices.Compare(a, b) })
 		if err := e.writeLock(); err != nil {
-			return 0, false, err
+			return false, err
 		}
 		if t, err := e.mu.cat.table(path); err != nil || t.Info.TableID != tableID {
 			e.mu.Unlock()
-			return 0, err == nil, err
+			return err == nil, err
 		}
 		_, err = e.addPartitionsLocked(tableID, missing)
 		e.mu.Unlock()
 		if err != nil {
-			return 0, false, err
+			return false, err
 		}
 	}
-	return 0, true, fmt.Errorf("partitions of %s keep changing under the write", path)
+	return true, fmt.Errorf("partitions of %s keep changing under the write", path)
 }
 
 // routeRows checks and coerces every row and computes its partition and
-// bucket. Errors name the row (1-based), the column and the value.
-func routeRows(info *metadata.TableInfo, rows [][]any) (routedRows, error) {
+// bucket. Errors name the row (1-based), the column and the value. only,
+// when not nil, lists the columns to read: the others are set to NULL
+// unchecked (a partial update, or the key of a delete).
+func routeRows(info *metadata.TableInfo, rows [][]any, only []int) (routedRows, error) {
 	cols := info.Schema.Columns
+	var skip []bool
+	if only != nil {
+		skip = make([]bool, len(cols))
+		for i := range skip {
+			skip[i] = true
+		}
+		for _, c := range only {
+			skip[c] = false
+		}
+	}
 	out := routedRows{values: make([][]any, len(rows)), buckets: make([]int, len(rows))}
 	partIdx := info.PartitionKeyIndexes()
 	bucketIdx := info.BucketKeyIndexes()
@@ -135,6 +161,9 @@ func routeRows(info *metadata.TableInfo, rows [][]any) (routedRows, error) {
 		}
 		vals := make([]any, len(cols))
 		for c, col := range cols {
+			if skip != nil && skip[c] {
+				continue
+			}
 			v, err := metadata.CoerceValue(col.Type, row[c])
 			if err != nil {
 				return routedRows{}, fmt.Errorf("row %d, column %s, value %s: %w", r+1, col.Name, showValue(row[c]), err)
@@ -265,6 +294,21 @@ func (e *Engine) writeLocked(entry *tableEntry, routed routedRows) (int64, error
 	if f := e.failed.Load(); f != nil {
 		return 0, fmt.Errorf("%w: an earlier write failed: %w", metadata.ErrReadOnly, *f)
 	}
+	if err := e.appendAndSyncLocked(info, writes); err != nil {
+		return 0, err
+	}
+	for _, w := range writes {
+		w.t.hw.Store(w.t.mu.leo)
+	}
+	return int64(len(routed.values)), nil
+}
+
+// appendAndSyncLocked appends every write's batches and, with Sync,
+// fsyncs them; the caller holds every write's tablet lock and advances
+// the high watermarks afterwards. On failure everything written is rolled
+// back; when the roll back or an fsync fails the engine refuses further
+// writes.
+func (e *Engine) appendAndSyncLocked(info *metadata.TableInfo, writes []*bucketWrite) error {
 	now := time.Now().UnixMilli()
 	written := map[*segment]bool{}
 	rolled := map[*logTablet]bool{}
@@ -309,26 +353,28 @@ func (e *Engine) writeLocked(entry *tableEntry, routed routedRows) (int64, error
 		}
 	}
 	if werr != nil {
-		var errs []error
-		for _, w := range writes {
-			if !w.t.mu.closed {
-				errs = append(errs, w.t.rollbackLocked(w.mark))
-			}
-		}
-		if rerr := errors.Join(errs...); rerr != nil || !durable {
-			// The log may now hold bytes no statement committed, or a
-			// failed fsync may have dropped dirty pages: accepting
-			// more writes could expose or lose data.
-			failure := errors.Join(werr, rerr)
-			e.failed.CompareAndSwap(nil, &failure)
-			e.opts.Logger.Error("write failed; refusing further writes", "table", info.Path.String(), "err", failure)
-		}
-		return 0, fmt.Errorf("append to %s: %w", info.Path, werr)
+		e.rollbackLocked(info, writes, werr, !durable)
+		return fmt.Errorf("append to %s: %w", info.Path, werr)
 	}
+	return nil
+}
+
+// rollbackLocked undoes the writes of a failed statement. When the roll
+// back fails, or fail is set (the log's durability is unknown), the engine
+// refuses further writes: the log may hold bytes no statement committed,
+// or a failed fsync may have dropped dirty pages.
+func (e *Engine) rollbackLocked(info *metadata.TableInfo, writes []*bucketWrite, cause error, fail bool) {
+	var errs []error
 	for _, w := range writes {
-		w.t.hw.Store(w.t.mu.leo)
+		if !w.t.mu.closed {
+			errs = append(errs, w.t.rollbackLocked(w.mark))
+		}
 	}
-	return int64(len(routed.values)), nil
+	if rerr := errors.Join(errs...); rerr != nil || fail {
+		failure := errors.Join(cause, rerr)
+		e.failed.CompareAndSwap(nil, &failure)
+		e.opts.Logger.Error("write failed; refusing further writes", "table", info.Path.String(), "err", failure)
+	}
 }
 
 // encodeBatches encodes the given rows as one batch, or several when
@@ -352,11 +398,22 @@ func (e *Engine) encodeBatches(entry *tableEntry, values [][]any, rows []int) ([
 }
 
 func (e *Engine) encodeBatch(entry *tableEntry, values [][]any, rows []int) ([]byte, error) {
+	sel := make([][]any, len(rows))
+	for i, r := range rows {
+		sel[i] = values[r]
+	}
+	return e.encodeRows(entry, sel, nil)
+}
+
+// encodeRows encodes rows (full-schema, canonical values) as one record
+// batch with statistics; changes, when not nil, holds a change type per
+// row (a changelog batch of a primary-key table).
+func (e *Engine) encodeRows(entry *tableEntry, rows [][]any, changes []byte) ([]byte, error) {
 	info := &entry.Info
 	rb := array.NewRecordBuilder(e.opts.Allocator, entry.arrow)
 	defer rb.Release()
-	for _, r := range rows {
-		for c, v := range values[r] {
+	for _, row := range rows {
+		for c, v := range row {
 			if err := metadata.AppendValue(rb.Field(c), entry.types[c], v); err != nil {
 				return nil, fmt.Errorf("column %s: %w", info.Schema.Columns[c].Name, err)
 			}
@@ -367,8 +424,8 @@ func (e *Engine) encodeBatch(entry *tableEntry, values [][]any, rows []int) ([]b
 	stats := make([]logformat.ColumnStats, len(entry.stats))
 	for i, c := range entry.stats {
 		s := logformat.ColumnStats{Column: c}
-		for _, r := range rows {
-			v := values[r][c]
+		for _, row := range rows {
+			v := row[c]
 			switch {
 			case v == nil:
 				s.NullCount++
@@ -386,9 +443,10 @@ func (e *Engine) encodeBatch(entry *tableEntry, values [][]any, rows []int) ([]b
 		stats[i] = s
 	}
 	return logformat.EncodeBatch(nil, logformat.Batch{
-		SchemaID: int16(info.SchemaID),
-		Stats:    stats,
-		Record:   rec,
+		SchemaID:    int16(info.SchemaID),
+		ChangeTypes: changes,
+		Stats:       stats,
+		Record:      rec,
 	}, logformat.EncodeOptions{Types: entry.types, Compression: info.Config.Compression, Allocator: e.opts.Allocator})
 }
 

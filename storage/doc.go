@@ -1,8 +1,9 @@
 // Package storage is the embedded Fluss: the catalog (databases, tables,
 // partitions and their ids), a log tablet per bucket, the writer that
-// routes rows to partitions and buckets, log readers, and the admin calls
-// the planner consumes (ListOffsets, LatestKvSnapshots,
-// ReadableLakeSnapshot). *Engine is safe for concurrent use; a *LogReader
+// routes rows to partitions and buckets, the KV state and snapshots of
+// primary-key tables, log and snapshot readers, and the admin calls the
+// planner consumes (ListOffsets, LatestKvSnapshots, ReadableLakeSnapshot).
+// *Engine is safe for concurrent use; a *LogReader or *KvSnapshotReader
 // is not, and must be closed.
 //
 // # Invariants
@@ -60,6 +61,69 @@
 // Everything that survives recovery was written by a completed statement,
 // so the HW after Open is the log end offset.
 //
+// # Primary-key tables
+//
+// A primary-key bucket has a log, as a log table's, holding its changelog:
+// batches with a change type per row (+I, -U, +U, -D) and full row images.
+// Its live state (one row per key) is kept in a single Pebble store for
+// the whole engine, in <dir>/kv. A row's Pebble key is 'd', the bucket's
+// id (table id, partition id, bucket; big-endian) and then
+// metadata.EncodeOrderedKey of its physical primary key, so a bucket's rows
+// are contiguous and in key order. Its value is the row in a compact
+// encoding that starts with the schema id (kv_codec.go). Beside the rows,
+// key 'm'+bucket id holds the bucket's flushed offset: the log offset its
+// rows reflect.
+//
+// Upsert and Delete route rows like Append (creating partitions for
+// upserts; a delete in a missing partition is nothing), then, holding the
+// locks of every touched bucket (one global order): read each key's row
+// (this statement's earlier rows first, then Pebble), merge by the table's
+// merge engine (last row, partial update, first_row, versioned), and
+// collect the changelog (+I new; -U old, +U new, or only +U with
+// table.changelog.image WAL; -D old; nothing when nothing changes). Each
+// bucket's changelog is one batch (several when very large); they are
+// appended and fsynced as an Append's, then every bucket's final rows and
+// new flushed offset go to Pebble in one batch, and only then do the high
+// watermarks move: a statement is visible in every bucket, to log readers
+// and to Lookup, at once. A failure before the Pebble write rolls the
+// statement back; a failed Pebble write rolls it back and makes the engine
+// read-only (the log already held it durably).
+//
+// The log is the source of truth. Pebble runs without its own WAL: its
+// state after a crash is some earlier consistent cut, rows and flushed
+// offset together. Open replays each primary-key bucket's log from its
+// flushed offset to the log end (+I/+U put the row, -D deletes it, -U does
+// nothing); a KV state ahead of the log (a crash without Sync) is rebuilt
+// from the log start. A bucket whose log cannot be replayed (damage) is
+// logged and its KV operations fail with ErrCorrupt; other buckets work.
+// Close flushes Pebble so a clean reopen replays nothing. When the engine
+// runs in memory, or on a replaced Options.FS, Pebble uses its in-memory
+// file system: over a reused FS every Open rebuilds the state from the
+// logs. Options.TestingSkipKvApply simulates a crash between the log and
+// the Pebble write.
+//
+// # KV snapshots
+//
+// A KV snapshot is an immutable image of one bucket's rows with the log
+// offset to read after it (the flushed offset of its cut). It is cut from a
+// Pebble snapshot taken under the bucket's lock, written in key order to
+// kv-snapshots/.../<id>.snap.tmp (record batches in the logformat codec
+// plus each row's ordered key, every part under a CRC; the format is in
+// kv_snapshot.go), fsynced and renamed; the file is the record, found
+// again by listing the directories on Open. Ids count up from 0 per
+// bucket. TakeKvSnapshots snapshots every bucket of a table; a bucket
+// whose flushed offset has not moved since its latest snapshot reuses it.
+// With Options.KvSnapshotInterval a background goroutine snapshots the
+// buckets that changed; Close stops it before anything else, and a panic
+// in it is logged, never propagated.
+//
+// Retention: each bucket keeps its latest snapshot. ReadKvSnapshot pins
+// the one it reads; an older snapshot is deleted as soon as no reader pins
+// it. Open keeps the newest snapshot with a sound header and deletes older
+// ones and temporary files. A damaged file reads as ErrCorrupt naming it.
+// Dropping a table or partition deletes its Pebble rows and snapshots
+// (left-overs of a crash are removed by the next Open).
+//
 // # Files
 //
 //	<dir>/LOCK                       flock held while an Engine is open
@@ -68,6 +132,9 @@
 //	<dir>/data/<table id>/p<partition id>/b<bucket>/       of a partition
 //	    <base offset %020d>.log      segment: record batches back to back
 //	    <base offset %020d>.index    sparse offset index of the segment
+//	<dir>/kv/                        the Pebble store of every primary-key bucket
+//	<dir>/kv-snapshots/<table id>/[p<partition id>/]b<bucket>/
+//	    <snapshot id %020d>.snap     a KV snapshot
 //
 // A segment rolls when the next batch would take it past
 // Options.SegmentBytes. The index holds one entry (uint32 offset relative

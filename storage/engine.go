@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/flusslite/fluss/metadata"
 )
 
@@ -48,6 +50,22 @@ type Engine struct {
 	// durability unknown (a failed fsync or roll back); writes are then
 	// refused with ErrReadOnly.
 	failed atomic.Pointer[error]
+
+	// kv is the Pebble store holding the live rows of every primary-key
+	// bucket (see kv_store.go).
+	kv *pebble.DB
+	// kvMu guards kvBuckets. While holding it only a kvBucket's mu may be
+	// taken.
+	kvMu      sync.Mutex
+	kvBuckets map[metadata.TableBucket]*kvBucket
+	// bg runs the background KV snapshots.
+	bg struct {
+		stop chan struct{}
+		once sync.Once
+		wg   sync.WaitGroup
+	}
+	// closedFlag mirrors mu.closed for code that must not take mu.
+	closedFlag atomic.Bool
 }
 
 // Open opens (creating when needed) the engine of opts.Dir, or a fresh
@@ -56,7 +74,7 @@ func Open(opts Options) (*Engine, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{opts: opts, fs: opts.FS, root: opts.Dir, tablets: map[metadata.TableBucket]*logTablet{}}
+	e := &Engine{opts: opts, fs: opts.FS, root: opts.Dir, tablets: map[metadata.TableBucket]*logTablet{}, kvBuckets: map[metadata.TableBucket]*kvBucket{}}
 	if e.fs == nil {
 		if opts.InMemory {
 			e.fs = NewMemFS()
@@ -90,7 +108,34 @@ func Open(opts Options) (*Engine, error) {
 		lock.Close()
 		return nil, err
 	}
+	if err := e.recoverKv(); err != nil {
+		e.closeKv()
+		e.closeTablets()
+		lock.Close()
+		return nil, err
+	}
+	e.bg.stop = make(chan struct{})
+	if opts.KvSnapshotInterval > 0 {
+		e.bg.wg.Add(1)
+		go e.runKvSnapshots(opts.KvSnapshotInterval, e.bg.stop)
+	}
 	return e, nil
+}
+
+// recoverKv opens the KV store, drops the state of dropped tables, finds
+// the KV snapshots and replays every primary-key bucket's log into the KV
+// store from the offset it reflects.
+func (e *Engine) recoverKv() error {
+	if err := e.openKv(); err != nil {
+		return err
+	}
+	if err := e.removeDroppedKv(); err != nil {
+		return err
+	}
+	if err := e.recoverKvSnapshots(); err != nil {
+		return err
+	}
+	return e.replayKv()
 }
 
 // recoverTablets opens every tablet under data/ and removes the data of
@@ -187,15 +232,23 @@ func partitionDir(tableID, partitionID int64) string {
 	return filepath.Join(tableDir(tableID), "p"+strconv.FormatInt(partitionID, 10))
 }
 
-// Close closes every log and releases the directory. Idempotent.
+// Close stops the background snapshots, closes the KV store and every
+// log, and releases the directory. Idempotent.
 func (e *Engine) Close() error {
+	// Stopped before taking mu: the snapshot goroutine holds it shared.
+	e.bg.once.Do(func() { close(e.bg.stop) })
+	e.bg.wg.Wait()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.mu.closed {
 		return nil
 	}
 	e.mu.closed = true
-	err := e.closeTablets()
+	e.closedFlag.Store(true)
+	err := e.closeKv()
+	if terr := e.closeTablets(); err == nil {
+		err = terr
+	}
 	if e.lock != nil {
 		if lerr := e.lock.Close(); err == nil {
 			err = lerr
@@ -365,10 +418,11 @@ func (e *Engine) DropTable(ctx context.Context, path metadata.TablePath, ifExist
 // A crash before the removal leaves files that the next Open removes.
 func (e *Engine) removeTableData(tableID int64) error {
 	e.closeTabletsWhere(func(tb metadata.TableBucket) bool { return tb.TableID == tableID })
+	kerr := e.dropKvState(tableID, nil)
 	if err := e.fs.RemoveAll(filepath.Join(e.root, tableDir(tableID))); err != nil {
-		return fmt.Errorf("remove table data: %w", err)
+		return errors.Join(fmt.Errorf("remove table data: %w", err), kerr)
 	}
-	return nil
+	return kerr
 }
 
 func (e *Engine) closeTabletsWhere(match func(metadata.TableBucket) bool) {
@@ -563,10 +617,11 @@ func (e *Engine) DropPartition(ctx context.Context, path metadata.TablePath, spe
 	e.closeTabletsWhere(func(tb metadata.TableBucket) bool {
 		return tb.TableID == t.Info.TableID && tb.PartitionID == p.ID
 	})
+	kerr := e.dropKvState(t.Info.TableID, &p.ID)
 	if err := e.fs.RemoveAll(filepath.Join(e.root, partitionDir(t.Info.TableID, p.ID))); err != nil {
-		return fmt.Errorf("remove partition data: %w", err)
+		return errors.Join(fmt.Errorf("remove partition data: %w", err), kerr)
 	}
-	return nil
+	return kerr
 }
 
 // ListPartitions returns a table's partitions ordered by their typed
@@ -703,29 +758,6 @@ func (e *Engine) tabletForWrite(tb metadata.TableBucket) (*logTablet, error) {
 	}
 	e.tablets[tb] = t
 	return t, nil
-}
-
-// LatestKvSnapshots returns the latest KV snapshots of a table's buckets
-// (or of one partition's). Log tables, and primary-key tables until KV
-// snapshots exist, have none: an empty Buckets map.
-func (e *Engine) LatestKvSnapshots(ctx context.Context, path metadata.TablePath, partition *metadata.PartitionInfo) (metadata.KvSnapshots, error) {
-	cat, err := e.readLock()
-	if err != nil {
-		return metadata.KvSnapshots{}, err
-	}
-	defer e.mu.RUnlock()
-	t, err := cat.table(path)
-	if err != nil {
-		return metadata.KvSnapshots{}, err
-	}
-	out := metadata.KvSnapshots{TableID: t.Info.TableID, PartitionID: metadata.NonPartitioned, Buckets: map[int32]metadata.KvSnapshot{}, NumBuckets: t.Info.NumBuckets}
-	if partition != nil {
-		if _, ok := t.partitionByID(partition.ID); !ok {
-			return metadata.KvSnapshots{}, fmt.Errorf("partition %s of %s: %w", partition.Name, path, metadata.ErrNotFound)
-		}
-		out.PartitionID = partition.ID
-	}
-	return out, nil
 }
 
 // ReadableLakeSnapshot returns the table's readable lake snapshot. There

@@ -3,6 +3,7 @@ package storage
 import (
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -31,6 +32,15 @@ type Options struct {
 	// FS overrides the file system (fault injection); nil: the disk, or
 	// a fresh in-memory one when InMemory.
 	FS FS
+	// KvSnapshotInterval is how often the engine snapshots the KV state
+	// of primary-key buckets that changed; 0 takes no background
+	// snapshots.
+	KvSnapshotInterval time.Duration
+	// TestingSkipKvApply is for tests: a write to a primary-key table
+	// reaches the log but not the KV store, as if the process had died
+	// between the two. The engine then refuses further writes; reopening
+	// it replays the log and restores the state.
+	TestingSkipKvApply bool
 	// Allocator backs the Arrow memory of writes and reads; nil: the
 	// default allocator.
 	Allocator memory.Allocator

@@ -80,12 +80,19 @@ func (e *Engine) ReadLog(ctx context.Context, tb metadata.TableBucket, start, st
 		return nil, err
 	}
 	entry := cat.byID[tb.TableID]
-	r := &LogReader{tb: tb, next: start, opts: opts, types: entry.types, mem: e.opts.Allocator}
+	var snap tabletSnapshot
 	if t := e.tablet(tb); t != nil {
-		if r.snap, err = t.snapshot(); err != nil {
+		if snap, err = t.snapshot(); err != nil {
 			return nil, err
 		}
 	}
+	return newLogReader(entry, tb, snap, start, stop, opts, e.opts.Allocator)
+}
+
+// newLogReader opens a reader of [start, stop) over a snapshot of a
+// tablet (the zero snapshot for a bucket never written).
+func newLogReader(entry *tableEntry, tb metadata.TableBucket, snap tabletSnapshot, start, stop int64, opts ReadOptions, mem memory.Allocator) (*LogReader, error) {
+	r := &LogReader{tb: tb, snap: snap, next: start, opts: opts, types: entry.types, mem: mem}
 	if stop < 0 || stop > r.snap.hw {
 		stop = r.snap.hw
 	}
@@ -97,6 +104,7 @@ func (e *Engine) ReadLog(ctx context.Context, tb metadata.TableBucket, start, st
 		r.empty = arrow.NewSchema(nil, nil)
 		return r, nil
 	}
+	var err error
 	if r.dec, err = logformat.NewRecordDecoder(entry.arrow, opts.Projection, r.mem); err != nil {
 		return nil, fmt.Errorf("read %s: %w", tb, err)
 	}

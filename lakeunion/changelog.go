@@ -1,0 +1,200 @@
+package lakeunion
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/planner"
+	"github.com/flusslite/fluss/storage"
+)
+
+// Column indexes of t$changelog's system columns.
+const (
+	ColChangeType      = 0 // _change_type STRING NOT NULL
+	ColLogOffset       = 1 // _log_offset BIGINT NOT NULL
+	ColCommitTimestamp = 2 // _commit_timestamp TIMESTAMP_LTZ(3) NOT NULL
+)
+
+// ChangelogColumns returns the columns of the virtual table t$changelog of
+// table: _change_type, _log_offset and _commit_timestamp, then the
+// table's columns.
+func ChangelogColumns(table *metadata.TableInfo) []metadata.Column {
+	cols := make([]metadata.Column, 0, planner.ChangelogSystemColumns+len(table.Schema.Columns))
+	cols = append(cols,
+		metadata.Column{Name: "_change_type", Type: metadata.StringType(), NotNull: true},
+		metadata.Column{Name: "_log_offset", Type: metadata.BigIntType(), NotNull: true},
+		metadata.Column{Name: "_commit_timestamp", Type: metadata.TimestampLTZType(3), NotNull: true},
+	)
+	return append(cols, table.Schema.Columns...)
+}
+
+// changeTypeNames are the _change_type values, by change-type byte.
+var changeTypeNames = [...]string{
+	changeAppend:       "+A",
+	changeInsert:       "+I",
+	changeUpdateBefore: "-U",
+	changeUpdateAfter:  "+U",
+	changeDelete:       "-D",
+}
+
+// changelogReader reads a log split as rows of t$changelog: every change,
+// in log order, with its change type, offset and commit time.
+type changelogReader struct {
+	refCount
+	lr     LogBatchReader
+	schema *arrow.Schema
+	proj   []int // t$changelog column indexes
+	// basePos maps a projected table column (proj[i] >= system columns)
+	// to its position in the log read.
+	basePos    []int
+	readSchema *arrow.Schema
+	mem        memory.Allocator
+	cur        arrow.RecordBatch
+	err        error
+}
+
+func openChangelog(ctx context.Context, src Source, table *metadata.TableInfo, sp *planner.LogSplit, opts Options) (*changelogReader, error) {
+	cols := ChangelogColumns(table)
+	r := &changelogReader{
+		schema:  metadata.ArrowSchema(projectedColumns(cols, opts.Projection)),
+		proj:    opts.Projection,
+		basePos: make([]int, len(opts.Projection)),
+		mem:     opts.Allocator,
+	}
+	// Decode each table column once, however often it is asked for; an
+	// empty (non-nil) projection decodes no column at all.
+	readProj := []int{}
+	for i, c := range opts.Projection {
+		r.basePos[i] = -1
+		if c < planner.ChangelogSystemColumns {
+			continue
+		}
+		base := c - planner.ChangelogSystemColumns
+		pos := -1
+		for j, x := range readProj {
+			if x == base {
+				pos = j
+			}
+		}
+		if pos < 0 {
+			pos = len(readProj)
+			readProj = append(readProj, base)
+		}
+		r.basePos[i] = pos
+	}
+	r.readSchema = projectedSchema(table, readProj)
+	lr, err := src.ReadLog(ctx, sp.TableBucket, sp.StartOffset, sp.StopOffset, storage.ReadOptions{Projection: readProj})
+	if err != nil {
+		return nil, err
+	}
+	r.lr = lr
+	r.init(func() {
+		r.releaseCur()
+		if err := r.lr.Close(); err != nil && r.err == nil {
+			r.err = err
+		}
+	})
+	return r, nil
+}
+
+func (r *changelogReader) releaseCur() {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+}
+
+func (r *changelogReader) Schema() *arrow.Schema { return r.schema }
+
+// RecordBatch returns the current batch; valid until the next Next or
+// Release.
+func (r *changelogReader) RecordBatch() arrow.RecordBatch { return r.cur }
+
+// Record is RecordBatch, for array.RecordReader.
+func (r *changelogReader) Record() arrow.RecordBatch { return r.cur }
+
+func (r *changelogReader) Err() error { return r.err }
+
+func (r *changelogReader) Next() bool {
+	r.releaseCur()
+	if r.err != nil {
+		return false
+	}
+	if !r.lr.Next() {
+		r.err = r.lr.Err()
+		return false
+	}
+	rec, err := r.build(r.lr.Batch())
+	if err != nil {
+		r.err = err
+		return false
+	}
+	r.cur = rec
+	return true
+}
+
+// build puts the system columns before the log batch's table columns.
+func (r *changelogReader) build(b storage.LogBatch) (arrow.RecordBatch, error) {
+	if err := checkColumns(b.Record, r.readSchema, "log batch"); err != nil {
+		return nil, err
+	}
+	n := int(b.Record.NumRows())
+	if b.ChangeTypes != nil && len(b.ChangeTypes) != n {
+		return nil, fmt.Errorf("%w: log batch at offset %d has %d change types for %d rows",
+			metadata.ErrCorrupt, b.BaseOffset, len(b.ChangeTypes), n)
+	}
+	cols := make([]arrow.Array, len(r.proj))
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i, c := range r.proj {
+		switch c {
+		case ColChangeType:
+			bld := array.NewStringBuilder(r.mem)
+			bld.Reserve(n)
+			for j := range n {
+				ct := changeAppend
+				if b.ChangeTypes != nil {
+					ct = b.ChangeTypes[j]
+				}
+				if int(ct) >= len(changeTypeNames) {
+					bld.Release()
+					return nil, fmt.Errorf("%w: log offset %d has change type %d", metadata.ErrCorrupt, b.BaseOffset+int64(j), ct)
+				}
+				bld.Append(changeTypeNames[ct])
+			}
+			cols[i] = bld.NewArray()
+			bld.Release()
+		case ColLogOffset:
+			bld := array.NewInt64Builder(r.mem)
+			bld.Reserve(n)
+			for j := range n {
+				bld.UnsafeAppend(b.BaseOffset + int64(j))
+			}
+			cols[i] = bld.NewArray()
+			bld.Release()
+		case ColCommitTimestamp:
+			bld := array.NewTimestampBuilder(r.mem, r.schema.Field(i).Type.(*arrow.TimestampType))
+			bld.Reserve(n)
+			for range n {
+				bld.UnsafeAppend(arrow.Timestamp(b.CommitTimestamp))
+			}
+			cols[i] = bld.NewArray()
+			bld.Release()
+		default:
+			col := b.Record.Column(r.basePos[i])
+			col.Retain()
+			cols[i] = col
+		}
+	}
+	return array.NewRecordBatch(r.schema, cols, int64(n)), nil
+}

@@ -1,0 +1,45 @@
+// Package lakeunion reads planned splits into Arrow record batches: log
+// splits from a bucket's log, kv+log splits (a KV snapshot merged by
+// primary key with its changelog tail), the changelog of a table
+// (t$changelog), and (in later steps) lake files and lake files merged with
+// their log tail.
+//
+// It reads through Source, a small interface over the engine's log and KV
+// snapshot readers (EngineSource adapts *storage.Engine), so readers are
+// tested against in-memory fakes.
+//
+// Rules every reader keeps:
+//   - Columns are projected early: a log read decodes only the requested
+//     columns plus, for a primary-key merge, the physical key columns it
+//     needs and drops again before output.
+//   - A split never yields a row outside its [start, stop) offsets.
+//   - A record batch is valid until the next call to Next or Close (or
+//     Release of the reader); Retain it to keep it longer.
+//   - Readers are not safe for concurrent use; the Scan that owns them
+//     closes them.
+//
+// The primary-key merge of a kv+log split keeps these invariants:
+//   - Output order: rows come out in ascending order of their physical
+//     primary key, as metadata.EncodeOrderedKey orders it (bytes.Compare
+//     of the encodings).
+//   - One row per key: the tail is folded per key before the merge, and a
+//     key in both the snapshot and the tail is emitted once, with the
+//     tail's value. The last change in log order wins.
+//   - Tombstones win: a key whose last change in the tail is -D, or a -U
+//     not followed by its +U, is absent from the output, whether the
+//     snapshot has it or not. (Fluss's batch reader once resurrected keys
+//     updated and then deleted in the tail.)
+//   - No data hole: keys only in the tail are emitted wherever they sort,
+//     including past the snapshot's largest key (Fluss issue #3626).
+//   - Memory grows with the number of distinct keys in the tail, not with
+//     the number of changes: the fold keeps one copied-out row per key.
+//     Snapshot rows stream through; runs of them untouched by the tail
+//     are passed on without a copy.
+//
+// A changelog scan (Options.Changelog) reads log splits as the virtual
+// table t$changelog: one row per change, in log order, each with its
+// _change_type (+A for a log table's appends; +I, -U, +U, -D for a
+// primary-key table's full-image changelog), _log_offset and
+// _commit_timestamp before the table's columns. Its projection indexes
+// that virtual schema (ChangelogColumns); it never folds or merges.
+package lakeunion

@@ -1,0 +1,276 @@
+package lakeunion_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flusslite/fluss/lakeunion"
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/storage"
+)
+
+// change is one row of a fake changelog: a change type byte (as in
+// storage.LogBatch.ChangeTypes) and a full row of canonical values.
+type change struct {
+	ct  byte
+	row []any
+}
+
+// fakeBatch is one record batch of a fake log.
+type fakeBatch struct {
+	base    int64
+	ts      int64 // commit timestamp, ms
+	changes []change
+	// appendOnly batches carry no change types (+A).
+	appendOnly bool
+}
+
+// fakeSource is an in-memory Source over one table: per bucket a log of
+// batches and KV snapshots of full rows. It builds every batch it hands
+// out with mem, and counts open readers so tests prove each is closed.
+type fakeSource struct {
+	table *metadata.TableInfo
+	mem   memory.Allocator
+	logs  map[metadata.TableBucket][]fakeBatch
+	snaps map[metadata.TableBucket]map[int64][][]any
+	// snapBatch is the rows per snapshot batch; 0: 3.
+	snapBatch int
+	// disorder swaps two snapshot keys, to prove the order is checked.
+	disorder bool
+	open     int
+	// logReads records the projection of every log read.
+	logReads [][]int
+}
+
+var _ lakeunion.Source = (*fakeSource)(nil)
+
+func newFakeSource(table *metadata.TableInfo, mem memory.Allocator) *fakeSource {
+	return &fakeSource{
+		table: table, mem: mem,
+		logs:  map[metadata.TableBucket][]fakeBatch{},
+		snaps: map[metadata.TableBucket]map[int64][][]any{},
+	}
+}
+
+// appendLog adds a batch at the end of a bucket's log and returns its
+// base offset.
+func (f *fakeSource) appendLog(tb metadata.TableBucket, ts int64, appendOnly bool, changes []change) int64 {
+	var base int64
+	if bs := f.logs[tb]; len(bs) > 0 {
+		last := bs[len(bs)-1]
+		base = last.base + int64(len(last.changes))
+	}
+	f.logs[tb] = append(f.logs[tb], fakeBatch{base: base, ts: ts, changes: changes, appendOnly: appendOnly})
+	return base
+}
+
+func (f *fakeSource) logEnd(tb metadata.TableBucket) int64 {
+	bs := f.logs[tb]
+	if len(bs) == 0 {
+		return 0
+	}
+	return bs[len(bs)-1].base + int64(len(bs[len(bs)-1].changes))
+}
+
+func (f *fakeSource) columns(proj []int) []metadata.Column {
+	if proj == nil {
+		return f.table.Schema.Columns
+	}
+	cols := make([]metadata.Column, len(proj))
+	for i, c := range proj {
+		cols[i] = f.table.Schema.Columns[c]
+	}
+	return cols
+}
+
+// record builds a batch of the projected columns of rows.
+func (f *fakeSource) record(proj []int, rows [][]any) (arrow.RecordBatch, error) {
+	cols := f.columns(proj)
+	schema := metadata.ArrowSchema(cols)
+	if len(cols) == 0 {
+		return array.NewRecordBatch(schema, nil, int64(len(rows))), nil
+	}
+	b := array.NewRecordBuilder(f.mem, schema)
+	defer b.Release()
+	for _, row := range rows {
+		for i, c := range cols {
+			src := i
+			if proj != nil {
+				src = proj[i]
+			}
+			if err := metadata.AppendValue(b.Field(i), c.Type, row[src]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return b.NewRecordBatch(), nil
+}
+
+func (f *fakeSource) ReadLog(_ context.Context, tb metadata.TableBucket, start, stop int64, opts storage.ReadOptions) (lakeunion.LogBatchReader, error) {
+	if end := f.logEnd(tb); stop > end {
+		return nil, fmt.Errorf("%w: stop %d past the log end %d", metadata.ErrNotFound, stop, end)
+	}
+	f.logReads = append(f.logReads, slices.Clone(opts.Projection))
+	f.open++
+	return &fakeLogReader{f: f, batches: f.logs[tb], start: start, stop: stop, proj: opts.Projection}, nil
+}
+
+type fakeLogReader struct {
+	f           *fakeSource
+	batches     []fakeBatch
+	start, stop int64
+	proj        []int
+	i           int
+	cur         storage.LogBatch
+	err         error
+	closed      bool
+}
+
+func (r *fakeLogReader) Next() bool {
+	r.release()
+	for r.err == nil && !r.closed && r.i < len(r.batches) {
+		b := r.batches[r.i]
+		r.i++
+		from := max(r.start, b.base)
+		to := min(r.stop, b.base+int64(len(b.changes)))
+		if from >= to {
+			continue
+		}
+		var rows [][]any
+		var cts []byte
+		for _, c := range b.changes[from-b.base : to-b.base] {
+			rows = append(rows, c.row)
+			cts = append(cts, c.ct)
+		}
+		rec, err := r.f.record(r.proj, rows)
+		if err != nil {
+			r.err = err
+			return false
+		}
+		if b.appendOnly {
+			cts = nil
+		}
+		r.cur = storage.LogBatch{Record: rec, BaseOffset: from, ChangeTypes: cts, CommitTimestamp: b.ts}
+		return true
+	}
+	return false
+}
+
+func (r *fakeLogReader) release() {
+	if r.cur.Record != nil {
+		r.cur.Record.Release()
+	}
+	r.cur = storage.LogBatch{}
+}
+
+func (r *fakeLogReader) Batch() storage.LogBatch { return r.cur }
+func (r *fakeLogReader) Err() error              { return r.err }
+
+func (r *fakeLogReader) Close() error {
+	if !r.closed {
+		r.closed = true
+		r.release()
+		r.f.open--
+	}
+	return nil
+}
+
+// key is the ordered key of a full row's physical primary key.
+func (f *fakeSource) key(row []any) ([]byte, error) {
+	idx := f.table.PhysicalKeyIndexes()
+	types := make([]metadata.DataType, len(idx))
+	vals := make([]any, len(idx))
+	for i, c := range idx {
+		types[i], vals[i] = f.table.Schema.Columns[c].Type, row[c]
+	}
+	return metadata.EncodeOrderedKey(types, vals)
+}
+
+func (f *fakeSource) ReadKvSnapshot(_ context.Context, tb metadata.TableBucket, id int64, opts storage.ReadOptions) (lakeunion.KvBatchReader, error) {
+	rows, ok := f.snaps[tb][id]
+	if !ok {
+		return nil, fmt.Errorf("%w: kv snapshot %d of %s", metadata.ErrNotFound, id, tb)
+	}
+	type kr struct {
+		key []byte
+		row []any
+	}
+	var sorted []kr
+	for _, row := range rows {
+		k, err := f.key(row)
+		if err != nil {
+			return nil, err
+		}
+		sorted = append(sorted, kr{k, row})
+	}
+	sort.Slice(sorted, func(i, j int) bool { return bytes.Compare(sorted[i].key, sorted[j].key) < 0 })
+	if f.disorder && len(sorted) > 1 {
+		sorted[0], sorted[1] = sorted[1], sorted[0]
+	}
+	per := f.snapBatch
+	if per <= 0 {
+		per = 3
+	}
+	r := &fakeKvReader{f: f, proj: opts.Projection}
+	for i := 0; i < len(sorted); i += per {
+		var keys [][]byte
+		var rs [][]any
+		for _, x := range sorted[i:min(i+per, len(sorted))] {
+			keys, rs = append(keys, x.key), append(rs, x.row)
+		}
+		r.keys, r.rows = append(r.keys, keys), append(r.rows, rs)
+	}
+	f.open++
+	return r, nil
+}
+
+type fakeKvReader struct {
+	f      *fakeSource
+	proj   []int
+	keys   [][][]byte
+	rows   [][][]any
+	i      int
+	cur    storage.KvBatch
+	err    error
+	closed bool
+}
+
+func (r *fakeKvReader) Next() bool {
+	if r.cur.Record != nil {
+		r.cur.Record.Release()
+		r.cur = storage.KvBatch{}
+	}
+	if r.closed || r.err != nil || r.i >= len(r.rows) {
+		return false
+	}
+	rec, err := r.f.record(r.proj, r.rows[r.i])
+	if err != nil {
+		r.err = err
+		return false
+	}
+	r.cur = storage.KvBatch{Record: rec, Keys: r.keys[r.i]}
+	r.i++
+	return true
+}
+
+func (r *fakeKvReader) Batch() storage.KvBatch { return r.cur }
+func (r *fakeKvReader) Err() error             { return r.err }
+
+func (r *fakeKvReader) Close() error {
+	if !r.closed {
+		r.closed = true
+		if r.cur.Record != nil {
+			r.cur.Record.Release()
+			r.cur = storage.KvBatch{}
+		}
+		r.f.open--
+	}
+	return nil
+}

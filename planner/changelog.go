@@ -1,0 +1,141 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/predicate"
+)
+
+// ChangelogSystemColumns is the number of system columns the virtual
+// table t$changelog puts before the table's own columns: _change_type,
+// _log_offset and _commit_timestamp. Column i of the table is column
+// ChangelogSystemColumns+i of the virtual table.
+const ChangelogSystemColumns = 3
+
+// ChangelogPlanner plans a batch scan of the virtual table t$changelog:
+// the log of a log table or of a primary-key table, change by change. It
+// never reads the lake, so it never probes it. It holds no resources, but
+// should be closed by its creator; Close is idempotent. Not safe for
+// concurrent use.
+type ChangelogPlanner struct {
+	planBase
+	maxRecordsPerSplit int64
+}
+
+var _ SplitPlanner = (*ChangelogPlanner)(nil)
+
+// NewChangelogPlanner returns the planner of a scan of t$changelog, where
+// table is the base table t. The column indexes in spec (its partition
+// filter in particular) are those of the virtual table: the system
+// columns first, then t's columns. scan.max-records-per-split cuts long
+// log ranges as for a log table.
+func NewChangelogPlanner(ctx context.Context, admin Admin, table metadata.TableInfo, spec ScanSpec) (*ChangelogPlanner, error) {
+	maxRecords, err := maxRecordsPerSplit(spec.Options)
+	if err != nil {
+		return nil, err
+	}
+	if spec.PartitionFilter != nil {
+		if spec.PartitionFilter, err = shiftColumns(spec.PartitionFilter, -ChangelogSystemColumns); err != nil {
+			return nil, fmt.Errorf("partition filter on %s$changelog: %w", table.Path, err)
+		}
+	}
+	// The pushed predicate is not the planner's business, and the one given
+	// reads virtual columns: drop it rather than keep a wrong index.
+	spec.PushedPredicate = nil
+	return &ChangelogPlanner{planBase: planBase{admin: admin, table: table, spec: spec}, maxRecordsPerSplit: maxRecords}, nil
+}
+
+// ScanType is Append: the changelog is read as a log.
+func (p *ChangelogPlanner) ScanType() ScanType { return TypeAppend }
+
+// Plan returns, per matching partition and non-empty bucket, one log split
+// [log start, high watermark), cut into ranges by
+// scan.max-records-per-split.
+func (p *ChangelogPlanner) Plan(ctx context.Context) ([]Split, error) {
+	if err := p.checkOpen(); err != nil {
+		return nil, err
+	}
+	return p.planLog(ctx, p.maxRecordsPerSplit)
+}
+
+// planLog is the log-only plan of an append scan: per matching partition
+// and bucket, the ranges of [log start, high watermark).
+func (b *planBase) planLog(ctx context.Context, maxRecords int64) ([]Split, error) {
+	parts, err := b.matchingPartitions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	buckets := b.buckets(parts)
+	starts, err := b.offsets(ctx, buckets, metadata.OffsetEarliest)
+	if err != nil {
+		return nil, err
+	}
+	stops, err := b.offsets(ctx, buckets, metadata.OffsetLatest)
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[int64]string, len(parts))
+	for _, part := range parts {
+		names[part.id] = part.name
+	}
+	// buckets is already in partition order, then bucket order, and the
+	// ranges of one bucket come out ascending: the splits need no sort.
+	var splits []Split
+	for _, tb := range buckets {
+		for _, r := range splitRange(starts[tb], stops[tb], maxRecords) {
+			splits = append(splits, &LogSplit{
+				TableBucket: tb,
+				Partition:   names[tb.PartitionID],
+				StartOffset: r[0],
+				StopOffset:  r[1],
+			})
+		}
+	}
+	return splits, nil
+}
+
+// shiftColumns returns p with every column index moved by delta; an index
+// that would fall below 0 (a system column) is ErrUnsupported.
+func shiftColumns(p predicate.P, delta int) (predicate.P, error) {
+	switch p := p.(type) {
+	case *predicate.Leaf:
+		l := *p
+		l.Column += delta
+		if l.Column < 0 {
+			return nil, fmt.Errorf("%w: %s reads a system column", metadata.ErrUnsupported, p)
+		}
+		return &l, nil
+	case *predicate.And:
+		kids, err := shiftAll(p.Children, delta)
+		if err != nil {
+			return nil, err
+		}
+		return &predicate.And{Children: kids}, nil
+	case *predicate.Or:
+		kids, err := shiftAll(p.Children, delta)
+		if err != nil {
+			return nil, err
+		}
+		return &predicate.Or{Children: kids}, nil
+	case *predicate.Not:
+		kid, err := shiftColumns(p.Child, delta)
+		if err != nil {
+			return nil, err
+		}
+		return &predicate.Not{Child: kid}, nil
+	}
+	return nil, fmt.Errorf("%w: predicate %T", metadata.ErrUnsupported, p)
+}
+
+func shiftAll(ps []predicate.P, delta int) ([]predicate.P, error) {
+	out := make([]predicate.P, len(ps))
+	for i, c := range ps {
+		var err error
+		if out[i], err = shiftColumns(c, delta); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

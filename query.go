@@ -1,0 +1,478 @@
+package fluss
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flusslite/fluss/exec"
+	"github.com/flusslite/fluss/lakeunion"
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/planner"
+	"github.com/flusslite/fluss/pushdown"
+	"github.com/flusslite/fluss/sqlplan"
+)
+
+// scanPlan is a bound, planned SELECT: everything needed to read it. It
+// is either a point lookup (lookup non-nil) or a scan of splits.
+type scanPlan struct {
+	sel *sqlplan.SelectPlan
+	// lookup is the key row of a point lookup; residual are the WHERE
+	// conjuncts the key does not answer.
+	lookup   []any
+	residual []sqlplan.Expr
+	spec     planner.ScanSpec
+	pd       pushdown.Result
+	planner  planner.SplitPlanner
+	splits   []planner.Split
+	// pins keep the planned KV snapshots until the read is done.
+	pins []func()
+}
+
+// bindSelect binds a SELECT and refuses what the executor cannot run yet.
+func (s *Stmt) bindSelect(ctx context.Context, sel *sqlplan.Select, args []sqlplan.Arg) (*sqlplan.SelectPlan, error) {
+	if !sel.From {
+		return nil, fmt.Errorf("SELECT without FROM is not supported yet: %w", metadata.ErrUnsupported)
+	}
+	sp, err := sqlplan.BindSelect(ctx, sel, s.engine(), s.conn.database, args)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(sp.GroupBy) > 0 || sp.Having != nil:
+		return nil, fmt.Errorf("GROUP BY and HAVING are not supported yet: %w", metadata.ErrUnsupported)
+	case len(sp.OrderBy) > 0:
+		return nil, fmt.Errorf("ORDER BY is not supported yet: %w", metadata.ErrUnsupported)
+	case sp.Distinct:
+		return nil, fmt.Errorf("SELECT DISTINCT is not supported yet: %w", metadata.ErrUnsupported)
+	}
+	for _, o := range sp.Output {
+		if hasAggregate(o.Expr) {
+			return nil, fmt.Errorf("aggregate %s is not supported yet: %w", o.Expr, metadata.ErrUnsupported)
+		}
+	}
+	return sp, nil
+}
+
+// planScan plans a bound SELECT: a point lookup when the WHERE pins the
+// whole primary key, else the planner of the table's kind.
+func (s *Stmt) planScan(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPlan, error) {
+	if sp.Virtual == "" && sp.Table.HasPrimaryKey() {
+		if key, residual, ok := sqlplan.PointLookup(sp); ok {
+			return &scanPlan{sel: sp, lookup: key, residual: residual}, nil
+		}
+	}
+	pd := pushdown.Split(&sp.Table, sp.Where)
+	spec := planner.ScanSpec{
+		Table:           sp.Table.Path,
+		Projection:      sp.Columns,
+		PartitionFilter: pd.PartitionFilter,
+		PushedPredicate: pd.Pushed,
+		Limit:           -1,
+		Options:         s.scanOptions(sp.Hints),
+	}
+	if len(pd.PostFilter) == 0 && sp.Limit >= 0 {
+		spec.Limit = sp.Limit + sp.Offset
+	}
+	var (
+		p   planner.SplitPlanner
+		err error
+	)
+	switch {
+	case sp.Virtual == sqlplan.VirtualChangelog:
+		p, err = planner.NewChangelogPlanner(ctx, s.engine(), sp.Base, spec)
+	case sp.Table.HasPrimaryKey():
+		p, err = planner.NewUpsertPlanner(ctx, s.engine(), sp.Table, spec)
+	default:
+		p, err = planner.NewAppendPlanner(ctx, s.engine(), sp.Table, spec)
+	}
+	if err != nil {
+		return nil, err
+	}
+	plan := &scanPlan{sel: sp, spec: spec, pd: pd, planner: p}
+	// A snapshot taken between planning and pinning may have removed a
+	// planned one; planning again sees the newer snapshot.
+	for attempt := 0; ; attempt++ {
+		if plan.splits, err = p.Plan(ctx); err == nil {
+			if err = s.pinSnapshots(plan); err == nil || attempt == 2 || !errors.Is(err, metadata.ErrNotFound) {
+				break
+			}
+		} else {
+			break
+		}
+	}
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	return plan, nil
+}
+
+// pinSnapshots pins every KV snapshot the splits read.
+func (s *Stmt) pinSnapshots(p *scanPlan) error {
+	for _, sp := range p.splits {
+		kv, ok := sp.(*planner.KvLogSplit)
+		if !ok || !kv.HasSnapshot() {
+			continue
+		}
+		release, err := s.engine().PinKvSnapshot(kv.TableBucket, kv.SnapshotID)
+		if err != nil {
+			p.unpin()
+			return err
+		}
+		p.pins = append(p.pins, release)
+	}
+	return nil
+}
+
+// close releases the planner of a plan; its pins stay until unpin.
+func (p *scanPlan) close() {
+	if p.planner != nil {
+		p.planner.Close()
+	}
+}
+
+// unpin releases the plan's KV snapshots.
+func (p *scanPlan) unpin() {
+	for _, release := range p.pins {
+		release()
+	}
+	p.pins = nil
+}
+
+// unpinOnClose releases a plan's snapshots when the operator closes.
+type unpinOnClose struct {
+	exec.Operator
+	plan *scanPlan
+}
+
+func (u *unpinOnClose) Close() error {
+	err := u.Operator.Close()
+	u.plan.unpin()
+	return err
+}
+
+func hasAggregate(e sqlplan.Expr) bool {
+	found := false
+	sqlplan.Walk(e, func(x sqlplan.Expr) bool {
+		if f, ok := x.(*sqlplan.Func); ok {
+			switch f.Name {
+			case "count", "sum", "min", "max", "avg":
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// scanOptions merges the DSN's scan options with the query's hints; a
+// hint wins.
+func (s *Stmt) scanOptions(hints map[string]string) map[string]string {
+	opts := map[string]string{}
+	if n := s.conn.connector.cfg.MaxRecordsPerSplit; n > 0 {
+		opts[planner.OptMaxRecordsPerSplit] = fmt.Sprint(n)
+	}
+	for k, v := range hints {
+		opts[k] = v
+	}
+	return opts
+}
+
+func (s *Stmt) explain(ctx context.Context, sel *sqlplan.Select, args []sqlplan.Arg) ([]string, error) {
+	sp, err := s.bindSelect(ctx, sel, args)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.planScan(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+	defer p.unpin()
+	if p.lookup != nil {
+		return explainLookup(p), nil
+	}
+	post := make([]string, len(p.pd.PostFilter))
+	for i, e := range p.pd.PostFilter {
+		post[i] = e.String()
+	}
+	return planner.Explain(p.sel.Table, p.spec, p.planner, p.splits, post), nil
+}
+
+// explainLookup describes a point lookup: the key it reads from the live
+// KV state and what is left to filter.
+func explainLookup(p *scanPlan) []string {
+	t := &p.sel.Table
+	var key []string
+	for _, i := range t.PrimaryKeyIndexes() {
+		c := t.Schema.Columns[i]
+		key = append(key, metadata.QuoteIdent(c.Name)+" = "+metadata.FormatLiteral(c.Type, p.lookup[i]))
+	}
+	lines := []string{
+		fmt.Sprintf("FlussLookup: [%s], Type: [Upsert] [Key: %s]", t.Path, strings.Join(key, ", ")),
+		"Branch: point-lookup",
+	}
+	if len(p.residual) > 0 {
+		post := make([]string, len(p.residual))
+		for i, e := range p.residual {
+			post[i] = e.String()
+		}
+		lines = append(lines, "PostFilter: "+strings.Join(post, " AND "))
+	}
+	return lines
+}
+
+// open builds the operator chain of a plan: the scan (or lookup), the
+// post-scan filter, offset and limit, then the projection of exprs.
+func (s *Stmt) open(ctx context.Context, p *scanPlan, exprs []sqlplan.Expr, names []string) (exec.Operator, error) {
+	sp := p.sel
+	table := &sp.Table
+	var (
+		op     exec.Operator
+		layout exec.Layout
+		post   []sqlplan.Expr
+	)
+	if p.lookup != nil {
+		row, found, err := s.engine().Lookup(ctx, table.Path, p.lookup)
+		if err != nil {
+			return nil, err
+		}
+		var rows [][]any
+		if found {
+			rows = [][]any{row}
+		}
+		all := make([]int, len(table.Schema.Columns))
+		for i := range all {
+			all[i] = i
+		}
+		rec, err := buildRecord(schemaColumns(table), rows)
+		if err != nil {
+			return nil, err
+		}
+		op = &staticOp{rec: rec}
+		layout = exec.NewLayout(len(all), all)
+		post = p.residual
+	} else {
+		opts := lakeunion.Options{Projection: sp.Columns, Filter: p.pd.Pushed}
+		read := table
+		if sp.Virtual == sqlplan.VirtualChangelog {
+			// The changelog scan reads the base table and prepends the
+			// system columns; the projection is in the virtual schema.
+			opts.Changelog = true
+			read = &sp.Base
+		}
+		scan := lakeunion.NewScan(s.engine(), read, p.splits, opts)
+		op = exec.Scan(scan)
+		layout = exec.NewLayout(len(table.Schema.Columns), sp.Columns)
+		post = p.pd.PostFilter
+	}
+	var err error
+	if op, err = exec.Filter(op, post, layout); err != nil {
+		op.Close()
+		p.unpin()
+		return nil, err
+	}
+	if sp.Limit >= 0 || sp.Offset > 0 {
+		op = exec.Limit(op, sp.Offset, sp.Limit)
+	}
+	proj, err := exec.Project(op, exprs, names, layout, memory.DefaultAllocator)
+	if err != nil {
+		op.Close()
+		p.unpin()
+		return nil, err
+	}
+	return &unpinOnClose{Operator: proj, plan: p}, nil
+}
+
+func schemaColumns(t *metadata.TableInfo) []resultColumn {
+	cols := make([]resultColumn, len(t.Schema.Columns))
+	for i, c := range t.Schema.Columns {
+		cols[i] = resultColumn{name: c.Name, typ: c.Type, nullable: !c.NotNull}
+	}
+	return cols
+}
+
+func (s *Stmt) selectRows(ctx context.Context, sel *sqlplan.Select, args []sqlplan.Arg) (*Rows, error) {
+	sp, err := s.bindSelect(ctx, sel, args)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.planScan(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	p.close()
+	exprs := make([]sqlplan.Expr, len(sp.Output))
+	names := make([]string, len(sp.Output))
+	cols := make([]resultColumn, len(sp.Output))
+	for i, o := range sp.Output {
+		exprs[i], names[i] = o.Expr, o.Name
+		cols[i] = resultColumn{name: o.Name, typ: o.Expr.Type(), nullable: true}
+		if c, ok := o.Expr.(*sqlplan.ColumnRef); ok {
+			cols[i].nullable = !sp.Table.Schema.Columns[c.Index].NotNull
+		}
+	}
+	op, err := s.open(ctx, p, exprs, names)
+	if err != nil {
+		return nil, err
+	}
+	return newRows(ctx, cols, op, s.converter()), nil
+}
+
+// readRows runs a bound SELECT and returns the values of exprs for every
+// row it yields, in canonical form: the read half of UPDATE and DELETE.
+func (s *Stmt) readRows(ctx context.Context, sp *sqlplan.SelectPlan, exprs []sqlplan.Expr) ([][]any, error) {
+	p, err := s.planScan(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	p.close()
+	names := make([]string, len(exprs))
+	types := make([]metadata.DataType, len(exprs))
+	for i, e := range exprs {
+		names[i] = fmt.Sprintf("c%d", i)
+		types[i] = e.Type()
+	}
+	op, err := s.open(ctx, p, exprs, names)
+	if err != nil {
+		return nil, err
+	}
+	defer op.Close()
+	var out [][]any
+	for {
+		b, err := op.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		for r := 0; r < b.NumRows(); r++ {
+			row := make([]any, len(exprs))
+			for c := range exprs {
+				row[c] = metadata.ValueAt(b.Rec.Column(c), types[c], b.Row(r))
+			}
+			out = append(out, row)
+		}
+	}
+}
+
+func (s *Stmt) showPartitions(ctx context.Context, path metadata.TablePath) (*Rows, error) {
+	eng := s.engine()
+	info, err := eng.TableInfo(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsPartitioned() {
+		return nil, fmt.Errorf("table %s is not partitioned", path)
+	}
+	parts, err := eng.ListPartitions(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([][]any, len(parts))
+	for i, p := range parts {
+		spec := make([]string, len(p.Values))
+		for j, v := range p.Values {
+			spec[j] = info.PartitionKeys[j] + "=" + v
+		}
+		rows[i] = []any{p.Name, strings.Join(spec, "/"), p.ID}
+	}
+	return s.static(ctx, []resultColumn{
+		{name: "partition_name", typ: metadata.StringType()},
+		{name: "partition_spec", typ: metadata.StringType()},
+		{name: "partition_id", typ: metadata.BigIntType()},
+	}, rows)
+}
+
+func (s *Stmt) describe(ctx context.Context, path metadata.TablePath) (*Rows, error) {
+	info, err := s.engine().TableInfo(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([][]any, len(info.Schema.Columns))
+	for i, c := range info.Schema.Columns {
+		var key []string
+		for _, k := range info.Schema.PrimaryKey {
+			if strings.EqualFold(k, c.Name) {
+				key = append(key, "PRI")
+			}
+		}
+		if info.IsPartitionKey(c.Name) {
+			key = append(key, "PART")
+		}
+		for _, k := range info.BucketKeys {
+			if strings.EqualFold(k, c.Name) {
+				key = append(key, "BUCKET")
+			}
+		}
+		var comment any
+		if c.Comment != "" {
+			comment = c.Comment
+		}
+		rows[i] = []any{c.Name, c.Type.String(), !c.NotNull, strings.Join(key, ","), comment}
+	}
+	return s.static(ctx, []resultColumn{
+		{name: "name", typ: metadata.StringType()},
+		{name: "type", typ: metadata.StringType()},
+		{name: "null", typ: metadata.BooleanType()},
+		{name: "key", typ: metadata.StringType()},
+		{name: "comment", typ: metadata.StringType(), nullable: true},
+	}, rows)
+}
+
+// static returns rows built in memory (SHOW, DESCRIBE, EXPLAIN).
+func (s *Stmt) static(ctx context.Context, cols []resultColumn, rows [][]any) (*Rows, error) {
+	rec, err := buildRecord(cols, rows)
+	if err != nil {
+		return nil, err
+	}
+	return newRows(ctx, cols, &staticOp{rec: rec}, s.converter()), nil
+}
+
+func buildRecord(cols []resultColumn, rows [][]any) (arrow.RecordBatch, error) {
+	mcols := make([]metadata.Column, len(cols))
+	for i, c := range cols {
+		mcols[i] = metadata.Column{Name: c.name, Type: c.typ, NotNull: !c.nullable}
+	}
+	schema := metadata.ArrowSchema(mcols)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for _, row := range rows {
+		for i, v := range row {
+			if err := metadata.AppendValue(b.Field(i), cols[i].typ, v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return b.NewRecordBatch(), nil
+}
+
+// staticOp yields one prepared record batch.
+type staticOp struct {
+	rec  arrow.RecordBatch
+	done bool
+}
+
+func (o *staticOp) Next(context.Context) (exec.Batch, error) {
+	if o.done || o.rec == nil {
+		return exec.Batch{}, io.EOF
+	}
+	o.done = true
+	return exec.Batch{Rec: o.rec}, nil
+}
+
+func (o *staticOp) Close() error {
+	if o.rec != nil {
+		o.rec.Release()
+		o.rec = nil
+	}
+	return nil
+}

@@ -1,0 +1,41 @@
+package storage
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// UpsertOptions shape a write to a primary-key table.
+type UpsertOptions struct {
+	// TargetColumns lists the columns a partial update writes (it must
+	// include every primary-key column); nil writes whole rows. Unlisted
+	// columns keep their stored values (NULL for a new key).
+	TargetColumns []int
+}
+
+// WriteResult is the outcome of a write to a primary-key table.
+type WriteResult struct {
+	// RowsAffected counts rows inserted plus rows whose stored value
+	// changed: an upsert that changes nothing, an ignored first_row
+	// upsert and a delete of a missing key count 0.
+	RowsAffected int64
+}
+
+// KvSnapshotResult describes one bucket's snapshot taken by
+// TakeKvSnapshots.
+type KvSnapshotResult struct {
+	PartitionName string // "" for a table without partitions
+	Bucket        int32
+	SnapshotID    int64
+	// LogOffset is the log offset to read after the snapshot.
+	LogOffset int64
+}
+
+// KvBatch is one batch of a KV snapshot read.
+type KvBatch struct {
+	// Record holds the projected columns (ReadOptions.Projection); valid
+	// until the next Next or Close.
+	Record arrow.RecordBatch
+	// Keys are metadata.EncodeOrderedKey of each row's physical primary
+	// key, one per row, ascending.
+	Keys [][]byte
+}

@@ -1,0 +1,355 @@
+package storage
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/storage/internal/logformat"
+)
+
+const kvDirName = "kv"
+
+// kvBucket is the in-memory state of one primary-key bucket's KV side:
+// how far its rows reflect the log, and its snapshots.
+type kvBucket struct {
+	tb metadata.TableBucket
+	// applied is the bucket's flushed offset: the log offset its Pebble
+	// rows reflect.
+	applied atomic.Int64
+	// broken is set when the log could not be replayed into the KV store
+	// on Open; every KV operation of the bucket then fails with it.
+	broken error
+
+	// snapMu serialises the snapshots of the bucket.
+	snapMu sync.Mutex
+	mu     struct {
+		sync.Mutex
+		snaps   []*kvSnap // ascending ids; the last is the latest
+		nextID  int64
+		dropped bool
+	}
+}
+
+// kvSnap is one snapshot file of a bucket.
+type kvSnap struct {
+	id        int64
+	logOffset int64
+	path      string // full path
+	rel       string // relative to the data directory, for messages
+	rows      int64
+	pins      int
+}
+
+// pebbleLogger routes Pebble's messages to the engine's slog logger.
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+// Fatalf reports an invariant Pebble cannot continue after. Pebble expects
+// it not to return; the panic carries the message.
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	p.l.Error(msg, "component", "pebble", "fatal", true)
+	panic("pebble: " + msg)
+}
+
+func (p pebbleLogger) Eventf(ctx context.Context, format string, args ...any) {}
+
+func (p pebbleLogger) IsTracingEnabled(ctx context.Context) bool { return false }
+
+// openKv opens the engine's Pebble store. On disk it lives in <dir>/kv;
+// in memory, or when Options.FS replaces the file system, it runs on
+// Pebble's in-memory vfs (so it starts empty, and every bucket is rebuilt
+// from its log on Open).
+func (e *Engine) openKv() error {
+	fsys, dir := vfs.FS(vfs.Default), filepath.Join(e.root, kvDirName)
+	if _, onDisk := e.fs.(diskFS); !onDisk {
+		fsys, dir = vfs.NewMem(), kvDirName
+	}
+	logger := pebbleLogger{l: e.opts.Logger}
+	db, err := pebble.Open(dir, &pebble.Options{
+		FS:              fsys,
+		Logger:          logger,
+		LoggerAndTracer: logger,
+		// The bucket logs are the write-ahead log: Pebble's state records
+		// the log offset it reflects, and Open replays the logs from
+		// there, so Pebble's own WAL would only write everything twice.
+		DisableWAL: true,
+	})
+	if err != nil {
+		return fmt.Errorf("open KV store %s: %w", kvDirName, err)
+	}
+	e.kv = db
+	return nil
+}
+
+// closeKv flushes and closes the Pebble store. Flushing keeps the next
+// Open from replaying what is already applied.
+func (e *Engine) closeKv() error {
+	if e.kv == nil {
+		return nil
+	}
+	err := e.kv.Flush()
+	if cerr := e.kv.Close(); err == nil {
+		err = cerr
+	}
+	e.kv = nil
+	if err != nil {
+		return fmt.Errorf("close KV store: %w", err)
+	}
+	return nil
+}
+
+// kvBucketState returns the KV state of tb, creating it.
+func (e *Engine) kvBucketState(tb metadata.TableBucket) *kvBucket {
+	e.kvMu.Lock()
+	defer e.kvMu.Unlock()
+	b := e.kvBuckets[tb]
+	if b == nil {
+		b = &kvBucket{tb: tb}
+		e.kvBuckets[tb] = b
+	}
+	return b
+}
+
+// readFlushedOffset reads the flushed offset of tb from r; 0 when the
+// bucket has no KV state yet.
+func readFlushedOffset(r pebble.Reader, tb metadata.TableBucket) (int64, error) {
+	v, closer, err := r.Get(kvMetaKey(tb))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read flushed offset of %s: %w", tb, err)
+	}
+	defer closer.Close()
+	if len(v) != 8 {
+		return 0, fmt.Errorf("%w: flushed offset of %s has %d bytes", metadata.ErrCorrupt, tb, len(v))
+	}
+	return int64(binary.BigEndian.Uint64(v)), nil
+}
+
+func offsetValue(off int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(off)) }
+
+// removeDroppedKv deletes the Pebble state of tables and partitions the
+// catalog no longer knows (a drop interrupted before its KV cleanup).
+func (e *Engine) removeDroppedKv() error {
+	it, err := e.kv.NewIter(&pebble.IterOptions{LowerBound: []byte{kvMetaTag}, UpperBound: []byte{kvMetaTag + 1}})
+	if err != nil {
+		return fmt.Errorf("scan KV store: %w", err)
+	}
+	type drop struct {
+		table     int64
+		partition *int64
+	}
+	var drops []drop
+	for ok := it.First(); ok; ok = it.Next() {
+		tb, ok := parseBucketID(it.Key()[1:])
+		if !ok {
+			continue
+		}
+		entry := e.mu.cat.byID[tb.TableID]
+		switch {
+		case entry == nil || !entry.Info.HasPrimaryKey():
+			drops = append(drops, drop{table: tb.TableID})
+		case tb.PartitionID != metadata.NonPartitioned:
+			if _, ok := entry.partitionByID(tb.PartitionID); !ok {
+				p := tb.PartitionID
+				drops = append(drops, drop{table: tb.TableID, partition: &p})
+			}
+		}
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("scan KV store: %w", err)
+	}
+	for _, d := range drops {
+		if err := e.deleteKvRange(d.table, d.partition); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteKvRange removes the rows and flushed offsets of a table, or of
+// one of its partitions.
+func (e *Engine) deleteKvRange(tableID int64, partition *int64) error {
+	b := e.kv.NewBatch()
+	defer b.Close()
+	for _, tag := range []byte{kvDataTag, kvMetaTag} {
+		start, end := tableRange(tag, tableID, partition)
+		if err := b.DeleteRange(start, end, nil); err != nil {
+			return fmt.Errorf("remove KV state of table %d: %w", tableID, err)
+		}
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("remove KV state of table %d: %w", tableID, err)
+	}
+	return nil
+}
+
+// replayKv brings the KV state of every primary-key bucket up to its log
+// end: the log is the source of truth, and a crash (or a cut-off write)
+// may have left Pebble behind it. A bucket whose log cannot be replayed is
+// marked broken (logged) rather than failing Open.
+func (e *Engine) replayKv() error {
+	for tb, t := range e.tablets {
+		entry := e.mu.cat.byID[tb.TableID]
+		if entry == nil || !entry.Info.HasPrimaryKey() {
+			continue
+		}
+		kb := e.kvBucketState(tb)
+		if err := e.replayBucket(entry, t, kb); err != nil {
+			if errors.Is(err, metadata.ErrCorrupt) {
+				e.opts.Logger.Error("cannot rebuild the KV state of a bucket", "table", entry.Info.Path.String(), "bucket", tb.String(), "err", err)
+				kb.broken = fmt.Errorf("KV state of %s: %w", tb, err)
+				continue
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Engine) replayBucket(entry *tableEntry, t *logTablet, kb *kvBucket) error {
+	tb := t.tb
+	from, err := readFlushedOffset(e.kv, tb)
+	if err != nil {
+		return err
+	}
+	snap, err := t.snapshot()
+	if err != nil {
+		return err
+	}
+	if from > snap.hw {
+		// The KV state holds changes the log lost (a crash without Sync
+		// after Pebble flushed them): rebuild the bucket from the log.
+		e.opts.Logger.Warn("KV state is ahead of the log; rebuilding it", "bucket", tb.String(), "flushed", from, "log_end", snap.hw)
+		b := e.kv.NewBatch()
+		prefix := kvDataPrefix(tb)
+		err := b.DeleteRange(prefix, prefixEnd(prefix), nil)
+		if err == nil {
+			err = b.Commit(pebble.NoSync)
+		}
+		b.Close()
+		if err != nil {
+			return fmt.Errorf("reset KV state of %s: %w", tb, err)
+		}
+		from = snap.logStart
+	}
+	if from < snap.logStart {
+		return fmt.Errorf("%w: %s: KV state reflects offset %d, below the log start %d", metadata.ErrCorrupt, tb, from, snap.logStart)
+	}
+	if from == snap.hw {
+		kb.applied.Store(from)
+		return nil
+	}
+	if from > 0 || snap.hw > 0 {
+		e.opts.Logger.Info("replaying a bucket's log into its KV state", "bucket", tb.String(), "from", from, "to", snap.hw)
+	}
+	r, err := newLogReader(entry, tb, snap, from, snap.hw, ReadOptions{}, e.opts.Allocator)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	kc := newKeyCodec(&entry.Info)
+	batch := e.kv.NewBatch()
+	defer func() { batch.Close() }()
+	var buf []byte
+	for r.Next() {
+		lb := r.Batch()
+		rec := lb.Record
+		n := int(rec.NumRows())
+		for i := range n {
+			row := make([]any, len(entry.types))
+			for c := range row {
+				row[c] = metadata.ValueAt(rec.Column(c), entry.types[c], i)
+			}
+			key, err := kc.key(tb, row)
+			if err != nil {
+				return fmt.Errorf("%w: %s: log offset %d: key: %v", metadata.ErrCorrupt, tb, lb.BaseOffset+int64(i), err)
+			}
+			ct := logformat.ChangeInsert
+			if lb.ChangeTypes != nil {
+				ct = lb.ChangeTypes[i]
+			}
+			switch ct {
+			case logformat.ChangeInsert, logformat.ChangeUpdateAfter, logformat.ChangeAppendOnly:
+				if buf, err = encodeRowValue(buf[:0], entry.Info.SchemaID, entry.types, row); err != nil {
+					return fmt.Errorf("%w: %s: log offset %d: %v", metadata.ErrCorrupt, tb, lb.BaseOffset+int64(i), err)
+				}
+				err = batch.Set(key, buf, nil)
+			case logformat.ChangeDelete:
+				err = batch.Delete(key, nil)
+			}
+			if err != nil {
+				return fmt.Errorf("replay %s: %w", tb, err)
+			}
+		}
+		next := lb.BaseOffset + int64(n)
+		if batch.Len() > 4<<20 {
+			if err := e.commitReplay(batch, tb, next); err != nil {
+				return err
+			}
+			batch.Close()
+			batch = e.kv.NewBatch()
+		}
+	}
+	if err := r.Err(); err != nil {
+		return err
+	}
+	if err := e.commitReplay(batch, tb, snap.hw); err != nil {
+		return err
+	}
+	kb.applied.Store(snap.hw)
+	return nil
+}
+
+func (e *Engine) commitReplay(b *pebble.Batch, tb metadata.TableBucket, offset int64) error {
+	if err := b.Set(kvMetaKey(tb), offsetValue(offset), nil); err != nil {
+		return fmt.Errorf("replay %s: %w", tb, err)
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("replay %s: %w", tb, err)
+	}
+	return nil
+}
+
+// keyCodec builds the Pebble key of a row of one table.
+type keyCodec struct {
+	idx   []int
+	types []metadata.DataType
+	vals  []any
+}
+
+func newKeyCodec(info *metadata.TableInfo) *keyCodec {
+	k := &keyCodec{idx: info.PhysicalKeyIndexes()}
+	for _, i := range k.idx {
+		k.types = append(k.types, info.Schema.Columns[i].Type)
+	}
+	k.vals = make([]any, len(k.idx))
+	return k
+}
+
+// key returns the Pebble key of row (a full-schema row) in bucket tb.
+func (k *keyCodec) key(tb metadata.TableBucket, row []any) ([]byte, error) {
+	for j, i := range k.idx {
+		k.vals[j] = row[i]
+	}
+	return metadata.AppendOrderedKey(kvDataPrefix(tb), k.types, k.vals)
+}
