@@ -20,12 +20,27 @@ type Result struct {
 	PostFilter []sqlplan.Expr
 }
 
+// LakeFilter is a lake source's WithFilters: it splits predicates into
+// those it can test on its files' statistics and the rest.
+type LakeFilter func(ps []predicate.P) (accepted, remaining []predicate.P)
+
 // Split divides a bound WHERE clause (nil: none) over a scan of table. It
 // never fails: a conjunct that does not convert stays in PostFilter.
 func Split(table *metadata.TableInfo, where sqlplan.Expr) Result {
+	return SplitWithLake(table, where, nil)
+}
+
+// SplitWithLake is Split for a scan whose table may push data predicates
+// to its lake (DESIGN §5.2 (b)): when the log takes no pushed predicate (a
+// primary-key table, or an INDEXED log) but the table is lake-enabled,
+// the pushed predicate is the AND of the convertible non-partition
+// conjuncts that lake accepts. With a log that pushes, lake is not asked:
+// the same predicate reaches the lake too.
+func SplitWithLake(table *metadata.TableInfo, where sqlplan.Expr, lake LakeFilter) Result {
 	var res Result
 	partKeys := table.PartitionKeyIndexes()
 	push := pushesData(table)
+	toLake := !push && lake != nil && table.Config.DatalakeEnabled
 	var partition, pushed []predicate.P
 	for _, c := range sqlplan.Conjuncts(where) {
 		if onlyColumns(c, partKeys) {
@@ -35,11 +50,14 @@ func Split(table *metadata.TableInfo, where sqlplan.Expr) Result {
 			}
 		}
 		res.PostFilter = append(res.PostFilter, c)
-		if push {
+		if push || toLake {
 			if p, ok := Convert(table, c); ok {
 				pushed = append(pushed, p)
 			}
 		}
+	}
+	if toLake && len(pushed) > 0 {
+		pushed, _ = lake(pushed)
 	}
 	res.PartitionFilter = predicate.AndOf(partition...)
 	res.Pushed = predicate.AndOf(pushed...)

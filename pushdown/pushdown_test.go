@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/stretchr/testify/require"
@@ -169,4 +170,43 @@ func checkResult(t *testing.T, tbl *metadata.TableInfo, where sqlplan.Expr, res 
 func TestSplitNil(t *testing.T) {
 	res := pushdown.Split(tables["orders"], nil)
 	require.Equal(t, pushdown.Result{}, res)
+}
+
+func TestSplitWithLakePushesWhatTheLakeAccepts(t *testing.T) {
+	table, err := metadata.NewTableInfo(metadata.TableDescriptor{
+		Path: metadata.TablePath{Database: "fluss", Table: "kv"},
+		Schema: metadata.Schema{Columns: []metadata.Column{
+			{Name: "k", Type: metadata.IntType()},
+			{Name: "v", Type: metadata.StringType()},
+		}, PrimaryKey: []string{"k"}},
+		Options: map[string]string{"table.datalake.enabled": "true"},
+	}, 1, 1, time.Now())
+	require.NoError(t, err)
+	k := &sqlplan.ColumnRef{Name: "k", Index: 0, T: metadata.IntType()}
+	v := &sqlplan.ColumnRef{Name: "v", Index: 1, T: metadata.StringType()}
+	where := &sqlplan.And{
+		L: &sqlplan.Compare{Op: sqlplan.OpGt, L: k, R: &sqlplan.Literal{Value: int64(5), T: metadata.IntType()}},
+		R: &sqlplan.Like{E: v, Pattern: &sqlplan.Literal{Value: "a%", T: metadata.StringType()}},
+	}
+	var asked []string
+	onlyRanges := func(ps []predicate.P) (acc, rest []predicate.P) {
+		for _, p := range ps {
+			asked = append(asked, p.String())
+			if l, ok := p.(*predicate.Leaf); ok && l.Op == predicate.StartsWith {
+				rest = append(rest, p)
+				continue
+			}
+			acc = append(acc, p)
+		}
+		return acc, rest
+	}
+	res := pushdown.SplitWithLake(&table, where, onlyRanges)
+	require.Equal(t, []string{"k > 5", "v LIKE 'a%'"}, asked)
+	require.Equal(t, "k > 5", res.Pushed.String())
+	require.Len(t, res.PostFilter, 2, "every data conjunct is evaluated again")
+
+	// Without the lake a primary-key table pushes nothing.
+	require.Nil(t, pushdown.Split(&table, where).Pushed)
+	table.Config.DatalakeEnabled = false
+	require.Nil(t, pushdown.SplitWithLake(&table, where, onlyRanges).Pushed)
 }
