@@ -3,12 +3,16 @@ package fluss
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"sync"
 
+	"github.com/flusslite/fluss/lake"
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/storage"
+	"github.com/flusslite/fluss/tiering"
 )
 
 // Connector owns a reference to an engine. It is safe for concurrent use;
@@ -64,12 +68,20 @@ func (c *Connector) Close() error {
 	return c.err
 }
 
-// sharedEngine is one engine and the number of connectors using it.
+// sharedEngine is one engine, its lake and tiering service, and the
+// number of connectors using them.
 type sharedEngine struct {
-	key    string // directory, or "" for an in-memory engine
-	engine *storage.Engine
-	refs   int // guarded by registry.mu
-	closed bool
+	key     string // directory, or "" for an in-memory engine
+	engine  *storage.Engine
+	lake    *lake.Lake
+	tiering *tiering.Service
+	refs    int // guarded by registry.mu
+	closed  bool
+}
+
+// close stops tiering, then closes the lake and the engine.
+func (s *sharedEngine) close() error {
+	return errors.Join(s.tiering.Close(), s.lake.Close(), s.engine.Close())
 }
 
 func (s *sharedEngine) isClosed() bool {
@@ -106,7 +118,24 @@ func acquireEngine(cfg Config) (*sharedEngine, error) {
 	if err != nil {
 		return nil, err
 	}
-	se := &sharedEngine{key: cfg.Dir, engine: eng, refs: 1}
+	lkOpts := lake.Options{InMemory: cfg.InMemory, Sync: cfg.Sync, Logger: opts.Logger}
+	if !cfg.InMemory {
+		lkOpts.Dir = filepath.Join(cfg.Dir, "lake")
+	}
+	lk, err := lake.Open(lkOpts)
+	if err != nil {
+		eng.Close()
+		return nil, err
+	}
+	svc := tiering.New(eng, lk, tiering.Options{Enabled: cfg.Tiering == "auto", Logger: opts.Logger})
+	se := &sharedEngine{key: cfg.Dir, engine: eng, lake: lk, tiering: svc, refs: 1}
+	// A tiering round that committed its lake snapshot but stopped before
+	// the engine recorded it is finished now.
+	if err := svc.Recover(context.Background()); err != nil {
+		se.close()
+		return nil, err
+	}
+	svc.Start()
 	if !cfg.InMemory {
 		if registry.engines == nil {
 			registry.engines = make(map[string]*sharedEngine)
@@ -128,7 +157,7 @@ func releaseEngine(se *sharedEngine) error {
 	}
 	registry.mu.Unlock()
 	if last {
-		return se.engine.Close()
+		return se.close()
 	}
 	return nil
 }

@@ -68,7 +68,18 @@ func (s *Stmt) planScan(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPlan,
 			return &scanPlan{sel: sp, lookup: key, residual: residual}, nil
 		}
 	}
-	pd := pushdown.Split(&sp.Table, sp.Where)
+	base := &sp.Table
+	if sp.Virtual != "" {
+		base = &sp.Base
+	}
+	var lakeOpts []planner.Option
+	var lakeFilter pushdown.LakeFilter
+	if base.Config.DatalakeEnabled {
+		src := s.lake().Source(base)
+		lakeOpts = append(lakeOpts, planner.WithLake(src))
+		lakeFilter = src.WithFilters
+	}
+	pd := pushdown.SplitWithLake(&sp.Table, sp.Where, lakeFilter)
 	spec := planner.ScanSpec{
 		Table:           sp.Table.Path,
 		Projection:      sp.Columns,
@@ -84,13 +95,16 @@ func (s *Stmt) planScan(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPlan,
 		p   planner.SplitPlanner
 		err error
 	)
+	if sp.Virtual == sqlplan.VirtualLake {
+		lakeOpts = append(lakeOpts, planner.WithLakeOnly())
+	}
 	switch {
 	case sp.Virtual == sqlplan.VirtualChangelog:
 		p, err = planner.NewChangelogPlanner(ctx, s.engine(), sp.Base, spec)
-	case sp.Table.HasPrimaryKey():
-		p, err = planner.NewUpsertPlanner(ctx, s.engine(), sp.Table, spec)
+	case base.HasPrimaryKey():
+		p, err = planner.NewUpsertPlanner(ctx, s.engine(), *base, spec, lakeOpts...)
 	default:
-		p, err = planner.NewAppendPlanner(ctx, s.engine(), sp.Table, spec)
+		p, err = planner.NewAppendPlanner(ctx, s.engine(), *base, spec, lakeOpts...)
 	}
 	if err != nil {
 		return nil, err
@@ -262,13 +276,16 @@ func (s *Stmt) open(ctx context.Context, p *scanPlan, exprs []sqlplan.Expr, name
 	} else {
 		opts := lakeunion.Options{Projection: sp.Columns, Filter: p.pd.Pushed}
 		read := table
-		if sp.Virtual == sqlplan.VirtualChangelog {
+		switch sp.Virtual {
+		case sqlplan.VirtualChangelog:
 			// The changelog scan reads the base table and prepends the
 			// system columns; the projection is in the virtual schema.
 			opts.Changelog = true
 			read = &sp.Base
+		case sqlplan.VirtualLake:
+			read = &sp.Base
 		}
-		scan := lakeunion.NewScan(s.engine(), read, p.splits, opts)
+		scan := lakeunion.NewSourceScan(lakeunion.EngineSource(s.engine(), s.lake()), read, p.splits, opts)
 		op = exec.Scan(scan)
 		layout = exec.NewLayout(len(table.Schema.Columns), sp.Columns)
 		post = p.pd.PostFilter

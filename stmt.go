@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/flusslite/fluss/lake"
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/sqlplan"
 	"github.com/flusslite/fluss/storage"
@@ -123,6 +124,8 @@ func (s *Stmt) check(ctx context.Context) error {
 
 func (s *Stmt) engine() *storage.Engine { return s.conn.connector.shared.engine }
 
+func (s *Stmt) lake() *lake.Lake { return s.conn.connector.shared.lake }
+
 func (s *Stmt) converter() *converter {
 	return &converter{loc: s.conn.connector.cfg.Location}
 }
@@ -217,7 +220,16 @@ func (s *Stmt) execDDL(ctx context.Context) error {
 		_, err := eng.CreateTable(ctx, desc, st.IfNotExists)
 		return err
 	case *sqlplan.DropTable:
-		return eng.DropTable(ctx, s.path(st.Table), st.IfExists)
+		path := s.path(st.Table)
+		info, infoErr := eng.TableInfo(ctx, path)
+		if err := eng.DropTable(ctx, path, st.IfExists); err != nil {
+			return err
+		}
+		if infoErr == nil && info.Config.DatalakeEnabled {
+			// The engine forgot the table; its lake files go with it.
+			return s.lake().DropTable(info.TableID)
+		}
+		return nil
 	case *sqlplan.AddPartition:
 		_, err := eng.CreatePartition(ctx, s.path(st.Table), specMap(st.Spec), st.IfNotExists)
 		return err

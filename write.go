@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/sqlplan"
@@ -120,8 +121,27 @@ func (s *Stmt) call(ctx context.Context, c *sqlplan.Call, args []sqlplan.Arg) (*
 			{name: "snapshot_id", typ: metadata.BigIntType()},
 			{name: "log_offset", typ: metadata.BigIntType()},
 		}, rows)
+	case "sys.tier":
+		path, err := s.tableArg(c, vals)
+		if err != nil {
+			return nil, err
+		}
+		id, err := s.conn.connector.shared.tiering.Tier(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		return s.static(ctx, []resultColumn{{name: "snapshot_id", typ: metadata.BigIntType()}}, [][]any{{id}})
+	case "sys.drop_expired":
+		if len(vals) != 0 {
+			return nil, fmt.Errorf("%s takes no arguments; got %d: %w", c.Procedure, len(vals), metadata.ErrInvalidValue)
+		}
+		n, err := s.engine().DropExpired(ctx, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		return s.static(ctx, []resultColumn{{name: "segments_removed", typ: metadata.BigIntType()}}, [][]any{{int64(n)}})
 	}
-	return nil, fmt.Errorf("unknown procedure %s (known: sys.kv_snapshot): %w", c.Procedure, metadata.ErrNotFound)
+	return nil, fmt.Errorf("unknown procedure %s (known: sys.kv_snapshot, sys.tier, sys.drop_expired): %w", c.Procedure, metadata.ErrNotFound)
 }
 
 // tableArg reads the single table-name argument of a procedure.

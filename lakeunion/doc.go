@@ -1,12 +1,13 @@
 // Package lakeunion reads planned splits into Arrow record batches: log
 // splits from a bucket's log, kv+log splits (a KV snapshot merged by
-// primary key with its changelog tail), the changelog of a table
-// (t$changelog), and (in later steps) lake files and lake files merged with
-// their log tail.
+// primary key with its changelog tail), lake splits (lake files as they
+// are), lake+log splits (a bucket's lake files merged by primary key with
+// its changelog tail), and the changelog of a table (t$changelog).
 //
 // It reads through Source, a small interface over the engine's log and KV
-// snapshot readers (EngineSource adapts *storage.Engine), so readers are
-// tested against in-memory fakes.
+// snapshot readers and the lake's file readers (EngineSource adapts
+// *storage.Engine and *lake.Lake), so readers are tested against
+// in-memory fakes.
 //
 // Rules every reader keeps:
 //   - Columns are projected early: a log read decodes only the requested
@@ -18,7 +19,15 @@
 //   - Readers are not safe for concurrent use; the Scan that owns them
 //     closes them.
 //
-// The primary-key merge of a kv+log split keeps these invariants:
+// A kv+log and a lake+log split share one merge (mergeReader): the base —
+// the KV snapshot, or the bucket's lake files k-way merged by key by the
+// lake (several files are never concatenated) — in key order, merged with
+// the folded tail. The lake side may be filtered by the pushed predicate
+// before the merge (the lake drops rows that fail it): a key's final
+// value is its tail value, which is never filtered, or its lake value,
+// dropped only when it fails the predicate, which the post-scan filter
+// re-applies anyway. A KV snapshot is never row-filtered. The merge keeps
+// these invariants:
 //   - Output order: rows come out in ascending order of their physical
 //     primary key, as metadata.EncodeOrderedKey orders it (bytes.Compare
 //     of the encodings).

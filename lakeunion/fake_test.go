@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/flusslite/fluss/lakeunion"
 	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/predicate"
 	"github.com/flusslite/fluss/storage"
 )
 
@@ -33,7 +35,7 @@ type fakeBatch struct {
 }
 
 // fakeSource is an in-memory Source over one table: per bucket a log of
-// batches and KV snapshots of full rows. It builds every batch it hands
+// batches and KV snapshots of full rows, and lake files of full rows. It builds every batch it hands
 // out with mem, and counts open readers so tests prove each is closed.
 type fakeSource struct {
 	table *metadata.TableInfo
@@ -47,6 +49,11 @@ type fakeSource struct {
 	open     int
 	// logReads records the projection of every log read.
 	logReads [][]int
+	// lake holds the rows of each lake file by path; lakeBatch is the
+	// rows per lake batch (0: 3); lakeReads records every lake read.
+	lake      map[string][][]any
+	lakeBatch int
+	lakeReads []lakeRead
 }
 
 var _ lakeunion.Source = (*fakeSource)(nil)
@@ -56,6 +63,7 @@ func newFakeSource(table *metadata.TableInfo, mem memory.Allocator) *fakeSource 
 		table: table, mem: mem,
 		logs:  map[metadata.TableBucket][]fakeBatch{},
 		snaps: map[metadata.TableBucket]map[int64][][]any{},
+		lake:  map[string][][]any{},
 	}
 }
 
@@ -270,6 +278,167 @@ func (r *fakeKvReader) Close() error {
 			r.cur.Record.Release()
 			r.cur = storage.KvBatch{}
 		}
+		r.f.open--
+	}
+	return nil
+}
+
+// anyRow is a predicate.Row over a full row of canonical values.
+type anyRow []any
+
+func (r anyRow) Value(c int) any {
+	if c < 0 || c >= len(r) {
+		return nil
+	}
+	return r[c]
+}
+
+// lakeRead records one lake read a fake source opened.
+type lakeRead struct {
+	sorted     bool
+	files      int
+	proj       []int
+	filterRows bool
+	filter     string
+}
+
+// filterLakeRows keeps the rows opts' filter keeps, when it asks for row
+// filtering, as the lake does.
+func filterLakeRows(rows [][]any, opts lakeunion.LakeReadOptions) [][]any {
+	if !opts.FilterRows || opts.Filter == nil {
+		return rows
+	}
+	var out [][]any
+	for _, r := range rows {
+		if predicate.Test(opts.Filter, anyRow(r)) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (f *fakeSource) recordLakeRead(sorted bool, files []metadata.LakeFile, opts lakeunion.LakeReadOptions) {
+	lr := lakeRead{sorted: sorted, files: len(files), proj: slices.Clone(opts.Projection), filterRows: opts.FilterRows}
+	if opts.Filter != nil {
+		lr.filter = opts.Filter.String()
+	}
+	f.lakeReads = append(f.lakeReads, lr)
+}
+
+// ReadLake reads the files one after another, a batch per lakeBatch rows
+// (default 3) of each file, projected.
+func (f *fakeSource) ReadLake(_ context.Context, table *metadata.TableInfo, files []metadata.LakeFile, opts lakeunion.LakeReadOptions) (lakeunion.LakeRecordReader, error) {
+	if table != f.table {
+		return nil, fmt.Errorf("lake read of table %s, want %s", table.Path, f.table.Path)
+	}
+	f.recordLakeRead(false, files, opts)
+	per := f.lakeBatch
+	if per <= 0 {
+		per = 3
+	}
+	r := &fakeLakeReader{f: f, proj: opts.Projection}
+	for _, file := range files {
+		rows, ok := f.lake[file.Path]
+		if !ok {
+			return nil, fmt.Errorf("%w: lake file %s", metadata.ErrNotFound, file.Path)
+		}
+		rows = filterLakeRows(rows, opts)
+		for i := 0; i < len(rows); i += per {
+			r.batches = append(r.batches, rows[i:min(i+per, len(rows))])
+		}
+	}
+	f.open++
+	return r, nil
+}
+
+// ReadLakeSorted returns the rows of the files merged by key, as the
+// lake's k-way merge does: one row per key, a later file's (in the order
+// given) winning over an earlier one's; batches of lakeBatch rows.
+func (f *fakeSource) ReadLakeSorted(_ context.Context, table *metadata.TableInfo, files []metadata.LakeFile, opts lakeunion.LakeReadOptions) (lakeunion.KvBatchReader, error) {
+	if table != f.table {
+		return nil, fmt.Errorf("lake read of table %s, want %s", table.Path, f.table.Path)
+	}
+	f.recordLakeRead(true, files, opts)
+	byKey := map[string][]any{}
+	for _, file := range files {
+		rows, ok := f.lake[file.Path]
+		if !ok {
+			return nil, fmt.Errorf("%w: lake file %s", metadata.ErrNotFound, file.Path)
+		}
+		for _, row := range rows {
+			k, err := f.key(row)
+			if err != nil {
+				return nil, err
+			}
+			byKey[string(k)] = row
+		}
+	}
+	keys := slices.Sorted(maps.Keys(byKey))
+	if f.disorder && len(keys) > 1 {
+		keys[0], keys[1] = keys[1], keys[0]
+	}
+	per := f.lakeBatch
+	if per <= 0 {
+		per = 3
+	}
+	r := &fakeKvReader{f: f, proj: opts.Projection}
+	var bk [][]byte
+	var br [][]any
+	flush := func() {
+		if len(br) > 0 {
+			r.keys, r.rows = append(r.keys, bk), append(r.rows, br)
+			bk, br = nil, nil
+		}
+	}
+	for _, k := range keys {
+		row := byKey[k]
+		if opts.FilterRows && opts.Filter != nil && !predicate.Test(opts.Filter, anyRow(row)) {
+			continue
+		}
+		bk, br = append(bk, []byte(k)), append(br, row)
+		if len(br) == per {
+			flush()
+		}
+	}
+	flush()
+	f.open++
+	return r, nil
+}
+
+type fakeLakeReader struct {
+	f       *fakeSource
+	proj    []int
+	batches [][][]any
+	i       int
+	cur     arrow.RecordBatch
+	err     error
+	closed  bool
+}
+
+func (r *fakeLakeReader) Next() bool {
+	r.release()
+	if r.closed || r.err != nil || r.i >= len(r.batches) {
+		return false
+	}
+	r.cur, r.err = r.f.record(r.proj, r.batches[r.i])
+	r.i++
+	return r.err == nil
+}
+
+func (r *fakeLakeReader) release() {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+}
+
+func (r *fakeLakeReader) Record() arrow.RecordBatch { return r.cur }
+func (r *fakeLakeReader) Err() error                { return r.err }
+
+func (r *fakeLakeReader) Close() error {
+	if !r.closed {
+		r.closed = true
+		r.release()
 		r.f.open--
 	}
 	return nil

@@ -36,15 +36,20 @@ type tailEntry struct {
 	tombstone bool
 }
 
-// kvLogReader reads a kv+log split: the snapshot's rows merged by key
-// with the folded tail. See the package comment for its invariants.
-type kvLogReader struct {
+// mergeReader reads a kv+log or a lake+log split: the key-sorted rows of
+// a KV snapshot or of a bucket's lake files (the base) merged by key with
+// the folded changelog tail. Both split kinds share it whole; only the
+// base's opening differs. See the package comment for its invariants.
+type mergeReader struct {
 	refCount
 	ctx   context.Context
 	src   Source
 	table *metadata.TableInfo
-	split *planner.KvLogSplit
-	what  string // names the split in errors
+	// tb and [logStart, logStop) are the tail to fold.
+	tb                metadata.TableBucket
+	logStart, logStop int64
+	what              string // names the split in errors
+	baseWhat          string // names the base's batches in errors
 
 	schema    *arrow.Schema // the requested projection
 	proj      []int
@@ -52,7 +57,7 @@ type kvLogReader struct {
 	mem       memory.Allocator
 	batchSize int
 
-	// snapshot side; snap is nil without a snapshot or once exhausted
+	// base side; snap is nil without a base or once exhausted
 	snap        KvBatchReader
 	snapRec     arrow.RecordBatch // owned by snap
 	snapKeys    [][]byte
@@ -74,18 +79,63 @@ type kvLogReader struct {
 
 // openKvLog opens the reader of a kv+log split; the snapshot is opened
 // (and so kept from removal) now, the tail is folded on the first Next.
-func openKvLog(ctx context.Context, src Source, table *metadata.TableInfo, sp *planner.KvLogSplit, opts Options) (*kvLogReader, error) {
+func openKvLog(ctx context.Context, src Source, table *metadata.TableInfo, sp *planner.KvLogSplit, opts Options) (*mergeReader, error) {
 	if !table.HasPrimaryKey() {
 		return nil, fmt.Errorf("%w: %s of log table %s", metadata.ErrUnsupported, sp, table.Path)
 	}
+	what := fmt.Sprintf("%s of %s", sp, table.Path)
+	var base KvBatchReader
+	if sp.HasSnapshot() {
+		snap, err := src.ReadKvSnapshot(ctx, sp.TableBucket, sp.SnapshotID,
+			storage.ReadOptions{Projection: opts.Projection, Filter: opts.Filter})
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", what, err)
+		}
+		base = snap
+	}
+	return newMergeReader(ctx, src, table, sp.TableBucket, sp.LogStart, sp.LogStop, base, "kv snapshot", what, opts), nil
+}
+
+// openLakeLog opens the reader of a lake+log split: the bucket's lake
+// files, k-way merged by key by the source, in place of a KV snapshot.
+// The lake rows may be filtered by the pushed predicate before the merge:
+// a key's final value is then either its tail value (never filtered) or
+// its lake value, which is dropped only when it does not match, and the
+// post-scan filter would drop it then anyway.
+func openLakeLog(ctx context.Context, src Source, table *metadata.TableInfo, sp *planner.LakeLogSplit, opts Options) (*mergeReader, error) {
+	if !table.HasPrimaryKey() {
+		return nil, fmt.Errorf("%w: %s of log table %s", metadata.ErrUnsupported, sp, table.Path)
+	}
+	what := fmt.Sprintf("%s of %s", sp, table.Path)
+	var base KvBatchReader
+	if len(sp.Files) > 0 {
+		lr, err := src.ReadLakeSorted(ctx, table, sp.Files, LakeReadOptions{
+			Projection: opts.Projection, Filter: opts.Filter, FilterRows: opts.Filter != nil, Allocator: opts.Allocator,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", what, err)
+		}
+		base = lr
+	}
+	return newMergeReader(ctx, src, table, sp.TableBucket, sp.LogStart, sp.LogStop, base, "lake", what, opts), nil
+}
+
+// newMergeReader returns the merge of base (nil: none), whose batches hold
+// the projected columns in key order, with the tail [logStart, logStop)
+// of tb. The reader owns base.
+func newMergeReader(ctx context.Context, src Source, table *metadata.TableInfo, tb metadata.TableBucket,
+	logStart, logStop int64, base KvBatchReader, baseWhat, what string, opts Options) *mergeReader {
 	cols := projectedColumns(table.Schema.Columns, opts.Projection)
-	r := &kvLogReader{
-		ctx: ctx, src: src, table: table, split: sp,
-		what:      fmt.Sprintf("%s of %s", sp, table.Path),
+	r := &mergeReader{
+		ctx: ctx, src: src, table: table,
+		tb: tb, logStart: logStart, logStop: logStop,
+		what:      what,
+		baseWhat:  baseWhat,
 		schema:    metadata.ArrowSchema(cols),
 		proj:      opts.Projection,
 		mem:       opts.Allocator,
 		batchSize: opts.BatchSize,
+		snap:      base,
 	}
 	r.stores = make([]colStore, len(cols))
 	r.types = make([]metadata.DataType, len(cols))
@@ -93,20 +143,12 @@ func openKvLog(ctx context.Context, src Source, table *metadata.TableInfo, sp *p
 		r.stores[i] = newColStore(c.Type)
 		r.types[i] = c.Type
 	}
-	if sp.HasSnapshot() {
-		snap, err := src.ReadKvSnapshot(ctx, sp.TableBucket, sp.SnapshotID,
-			storage.ReadOptions{Projection: opts.Projection, Filter: opts.Filter})
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", r.what, err)
-		}
-		r.snap = snap
-	}
 	r.bld = array.NewRecordBuilder(r.mem, r.schema)
 	r.init(r.close)
-	return r, nil
+	return r
 }
 
-func (r *kvLogReader) close() {
+func (r *mergeReader) close() {
 	r.releaseCur()
 	if r.snap != nil {
 		if err := r.snap.Close(); err != nil && r.err == nil {
@@ -122,25 +164,25 @@ func (r *kvLogReader) close() {
 	r.done = true
 }
 
-func (r *kvLogReader) releaseCur() {
+func (r *mergeReader) releaseCur() {
 	if r.cur != nil {
 		r.cur.Release()
 		r.cur = nil
 	}
 }
 
-func (r *kvLogReader) Schema() *arrow.Schema { return r.schema }
+func (r *mergeReader) Schema() *arrow.Schema { return r.schema }
 
 // RecordBatch returns the current batch; valid until the next Next or
 // Release.
-func (r *kvLogReader) RecordBatch() arrow.RecordBatch { return r.cur }
+func (r *mergeReader) RecordBatch() arrow.RecordBatch { return r.cur }
 
 // Record is RecordBatch, for array.RecordReader.
-func (r *kvLogReader) Record() arrow.RecordBatch { return r.cur }
+func (r *mergeReader) Record() arrow.RecordBatch { return r.cur }
 
-func (r *kvLogReader) Err() error { return r.err }
+func (r *mergeReader) Err() error { return r.err }
 
-func (r *kvLogReader) Next() bool {
+func (r *mergeReader) Next() bool {
 	r.releaseCur()
 	if r.err != nil || r.done {
 		return false
@@ -175,9 +217,8 @@ func (r *kvLogReader) Next() bool {
 // the stop offset) removes the key, so the read never shows a value the
 // table did not hold at the stop offset. The entries come out sorted by
 // key.
-func (r *kvLogReader) fold() error {
-	sp := r.split
-	if sp.LogStart >= sp.LogStop {
+func (r *mergeReader) fold() error {
+	if r.logStart >= r.logStop {
 		return nil
 	}
 	keyIdx := r.table.PhysicalKeyIndexes()
@@ -198,7 +239,7 @@ func (r *kvLogReader) fold() error {
 		keyPos[j] = p
 	}
 	readSchema := projectedSchema(r.table, readProj)
-	lr, err := r.src.ReadLog(r.ctx, sp.TableBucket, sp.LogStart, sp.LogStop, storage.ReadOptions{Projection: readProj})
+	lr, err := r.src.ReadLog(r.ctx, r.tb, r.logStart, r.logStop, storage.ReadOptions{Projection: readProj})
 	if err != nil {
 		return err
 	}
@@ -278,11 +319,12 @@ func compareKey(a []byte, s string) int {
 	return 0
 }
 
-// loadSnapshotBatch moves to the snapshot's next batch, checking that its
+// loadSnapshotBatch moves to the base's (KV snapshot's or lake's) next
+// batch, checking that its
 // keys ascend strictly, within the batch and after the previous one. Once
 // the snapshot is exhausted it closes it (releasing its pin) and sets
 // snap to nil.
-func (r *kvLogReader) loadSnapshotBatch() error {
+func (r *mergeReader) loadSnapshotBatch() error {
 	if err := r.ctx.Err(); err != nil {
 		return err
 	}
@@ -296,16 +338,16 @@ func (r *kvLogReader) loadSnapshotBatch() error {
 		return err
 	}
 	b := r.snap.Batch()
-	if err := checkColumns(b.Record, r.schema, "kv snapshot batch"); err != nil {
+	if err := checkColumns(b.Record, r.schema, r.baseWhat+" batch"); err != nil {
 		return err
 	}
 	if int64(len(b.Keys)) != b.Record.NumRows() {
-		return fmt.Errorf("%w: kv snapshot batch has %d keys for %d rows", metadata.ErrCorrupt, len(b.Keys), b.Record.NumRows())
+		return fmt.Errorf("%w: %s batch has %d keys for %d rows", metadata.ErrCorrupt, r.baseWhat, len(b.Keys), b.Record.NumRows())
 	}
 	prev := r.lastSnapKey
 	for i, k := range b.Keys {
 		if (i > 0 || prev != nil) && bytes.Compare(prev, k) >= 0 {
-			return fmt.Errorf("%w: kv snapshot keys out of order at row %d of a batch", metadata.ErrCorrupt, i)
+			return fmt.Errorf("%w: %s keys out of order at row %d of a batch", metadata.ErrCorrupt, r.baseWhat, i)
 		}
 		prev = k
 	}
@@ -318,7 +360,7 @@ func (r *kvLogReader) loadSnapshotBatch() error {
 
 // nextBatch merges until a batch is full or both sides are exhausted; nil
 // at the end.
-func (r *kvLogReader) nextBatch() (arrow.RecordBatch, error) {
+func (r *mergeReader) nextBatch() (arrow.RecordBatch, error) {
 	for r.pending < r.batchSize {
 		if r.snap != nil && (r.snapRec == nil || r.snapPos >= len(r.snapKeys)) {
 			if err := r.loadSnapshotBatch(); err != nil {
@@ -373,7 +415,7 @@ func (r *kvLogReader) nextBatch() (arrow.RecordBatch, error) {
 
 // copySnapshotRows appends the snapshot rows [snapPos, end) to the
 // builder.
-func (r *kvLogReader) copySnapshotRows(end int) error {
+func (r *mergeReader) copySnapshotRows(end int) error {
 	for c, t := range r.types {
 		if err := appendRange(r.bld.Field(c), r.snapRec.Column(c), t, r.snapPos, end); err != nil {
 			return err
@@ -386,7 +428,7 @@ func (r *kvLogReader) copySnapshotRows(end int) error {
 
 // emitTail appends the tail's current entry to the builder, unless it is
 // a tombstone, and moves past it.
-func (r *kvLogReader) emitTail() error {
+func (r *mergeReader) emitTail() error {
 	e := r.tail[r.tailPos]
 	r.tailPos++
 	if e.tombstone {
@@ -402,7 +444,7 @@ func (r *kvLogReader) emitTail() error {
 }
 
 // flush returns the builder's rows as a batch, or nil when it has none.
-func (r *kvLogReader) flush() arrow.RecordBatch {
+func (r *mergeReader) flush() arrow.RecordBatch {
 	if r.pending == 0 {
 		return nil
 	}
@@ -417,7 +459,7 @@ func (r *kvLogReader) flush() arrow.RecordBatch {
 // passThrough returns the snapshot rows [snapPos, end) as a batch sharing
 // the snapshot's buffers (retained, so it outlives the snapshot reader's
 // next batch), and moves past them.
-func (r *kvLogReader) passThrough(end int) arrow.RecordBatch {
+func (r *mergeReader) passThrough(end int) arrow.RecordBatch {
 	from := r.snapPos
 	r.snapPos = end
 	cols := make([]arrow.Array, r.snapRec.NumCols())

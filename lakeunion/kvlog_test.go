@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"github.com/flusslite/fluss/lakeunion"
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/planner"
+	"github.com/flusslite/fluss/predicate"
 )
 
 var testBucket = metadata.TableBucket{TableID: 1, PartitionID: metadata.NonPartitioned, Bucket: 0}
@@ -157,7 +160,21 @@ func (env *mergeEnv) projection(t *testing.T, d *datadriven.TestData, cols []met
 //	                      with summary, the row count and key range)
 //	changelog [start=N] [stop=N] [proj=(...)]
 //	                      reads the log as t$changelog
+//	lake-file path=P      input: rows of a lake file (any order)
+//	gen-lake-file path=P keys=A..B [suffix=S]
+//	read-lake [files=(a,b)] [proj=(...)] [filter=(col,op,v)] [lake-batch=N]
+//	                      reads a lake split of the files (default all,
+//	                      by path) and prints its rows and lake reads
+//	read-lake-log [files=(...)] [start=N] [stop=N] [proj=(...)] [batch=N]
+//	     [filter=(col,op,v)] [lake-batch=N] [disorder] [summary] [batches]
+//	                      reads a lake+log split: the fake lake merges
+//	                      the files by key (a later file wins), the
+//	                      reader merges that with the folded tail
 func TestKvMerge(t *testing.T) { runMergeTest(t, "testdata/kvmerge") }
+
+// TestLakeMerge runs testdata/lakemerge: lake splits, and the merge of a
+// bucket's sorted lake files with its changelog tail.
+func TestLakeMerge(t *testing.T) { runMergeTest(t, "testdata/lakemerge") }
 
 // TestChangelog runs testdata/changelog.
 func TestChangelog(t *testing.T) { runMergeTest(t, "testdata/changelog") }
@@ -211,6 +228,27 @@ func runMergeTest(t *testing.T, path string) {
 			}
 			base := env.source().appendLog(testBucket, ts, d.HasArg("append-only"), changes)
 			return fmt.Sprintf("offsets %d..%d\n", base, base+int64(len(changes)))
+		case "lake-file", "gen-lake-file":
+			var path string
+			d.ScanArgs(t, "path", &path)
+			var rows [][]any
+			if d.Cmd == "lake-file" {
+				for _, line := range nonEmptyLines(d.Input) {
+					rows = append(rows, env.parseRow(t, strings.Fields(line)))
+				}
+			} else {
+				var keys, suffix string
+				d.ScanArgs(t, "keys", &keys)
+				d.MaybeScanArgs(t, "suffix", &suffix)
+				lo, hi := parseRange(t, keys)
+				for k := lo; k <= hi; k++ {
+					rows = append(rows, env.genRow(k, suffix))
+				}
+			}
+			env.source().lake[path] = rows
+			return ""
+		case "read-lake", "read-lake-log":
+			return env.readLake(ctx, t, d)
 		case "read":
 			return env.read(ctx, t, d)
 		case "changelog":
@@ -254,6 +292,69 @@ func (env *mergeEnv) read(ctx context.Context, t *testing.T, d *datadriven.TestD
 	src.snapBatch = 0
 	d.MaybeScanArgs(t, "snapshot-batch", &src.snapBatch)
 	out := env.drain(ctx, t, src, split, opts, d.HasArg("summary"), d.HasArg("batches"))
+	return out
+}
+
+// filter parses filter=(col,op,value) into a predicate over the table.
+func (env *mergeEnv) filter(t *testing.T, d *datadriven.TestData) predicate.P {
+	arg, ok := d.Arg("filter")
+	if !ok {
+		return nil
+	}
+	require.Len(t, arg.Vals, 3, "filter=(col,op,value)")
+	idx := env.table.Schema.ColumnIndex(arg.Vals[0])
+	require.GreaterOrEqual(t, idx, 0, "column %q", arg.Vals[0])
+	col := env.table.Schema.Columns[idx]
+	ops := map[string]predicate.Op{"=": predicate.Eq, "<>": predicate.NotEq, "<": predicate.Lt,
+		"<=": predicate.LtEq, ">": predicate.Gt, ">=": predicate.GtEq}
+	op, ok := ops[arg.Vals[1]]
+	require.True(t, ok, "operator %q", arg.Vals[1])
+	v, err := metadata.CoerceValue(col.Type, arg.Vals[2])
+	require.NoError(t, err)
+	return &predicate.Leaf{Column: idx, Name: col.Name, Type: col.Type, Op: op, Literals: []any{v}}
+}
+
+// readLake reads a lake split (read-lake) or a lake+log split
+// (read-lake-log) of the files named (default: every lake file, in path
+// order) and prints its rows, then the lake reads it made.
+func (env *mergeEnv) readLake(ctx context.Context, t *testing.T, d *datadriven.TestData) string {
+	src := env.source()
+	var files []metadata.LakeFile
+	if arg, ok := d.Arg("files"); ok {
+		for _, p := range arg.Vals {
+			if p != "" {
+				files = append(files, metadata.LakeFile{Path: p})
+			}
+		}
+	} else {
+		for _, p := range slices.Sorted(maps.Keys(src.lake)) {
+			files = append(files, metadata.LakeFile{Path: p})
+		}
+	}
+	var split planner.Split
+	if d.Cmd == "read-lake" {
+		split = &planner.LakeSplit{TableBucket: testBucket, Files: files}
+	} else {
+		sp := &planner.LakeLogSplit{TableBucket: testBucket, Files: files, LogStop: src.logEnd(testBucket)}
+		d.MaybeScanArgs(t, "start", &sp.LogStart)
+		d.MaybeScanArgs(t, "stop", &sp.LogStop)
+		split = sp
+	}
+	opts := lakeunion.Options{Projection: env.projection(t, d, env.table.Schema.Columns), Allocator: env.mem, Filter: env.filter(t, d)}
+	d.MaybeScanArgs(t, "batch", &opts.BatchSize)
+	src.lakeBatch = 0
+	d.MaybeScanArgs(t, "lake-batch", &src.lakeBatch)
+	src.disorder = d.HasArg("disorder")
+	defer func() { src.disorder = false }()
+	src.lakeReads = nil
+	out := env.drain(ctx, t, src, split, opts, d.HasArg("summary"), d.HasArg("batches"))
+	for _, r := range src.lakeReads {
+		out += fmt.Sprintf("lake read: sorted=%t files=%d proj=%v filter-rows=%t", r.sorted, r.files, r.proj, r.filterRows)
+		if r.filter != "" {
+			out += " filter=" + r.filter
+		}
+		out += "\n"
+	}
 	return out
 }
 

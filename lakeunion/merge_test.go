@@ -16,6 +16,7 @@ import (
 	"github.com/flusslite/fluss/lakeunion"
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/planner"
+	"github.com/flusslite/fluss/predicate"
 )
 
 // modelTable has its key (k) in the middle, so key order is not the
@@ -147,12 +148,43 @@ func checkModel(t *testing.T, seed uint64) {
 	if len(proj) == 0 && rng.IntN(2) == 0 {
 		proj = nil // all columns
 	}
-	split := &planner.KvLogSplit{TableBucket: testBucket, SnapshotID: planner.NoKvSnapshot, LogStop: stop}
+	var split planner.Split = &planner.KvLogSplit{TableBucket: testBucket, SnapshotID: planner.NoKvSnapshot, LogStop: stop}
 	if hasSnap {
-		split.SnapshotID = 1
+		split.(*planner.KvLogSplit).SnapshotID = 1
 	}
 	src.snapBatch = 1 + rng.IntN(12)
 	opts := lakeunion.Options{Projection: proj, BatchSize: 1 + rng.IntN(16)}
+	// Half the time the base is the lake instead: the snapshot's rows
+	// spread over one to three files (the fake merges them by key), read
+	// in batches of a random size, perhaps filtered before the merge.
+	useLake := rng.IntN(2) == 0
+	var threshold int64
+	filtered := false
+	if useLake {
+		ls := &planner.LakeLogSplit{TableBucket: testBucket, LogStop: stop}
+		if hasSnap {
+			nfiles := 1 + rng.IntN(3)
+			for i := range nfiles {
+				ls.Files = append(ls.Files, metadata.LakeFile{Path: fmt.Sprintf("f%d", i)})
+				src.lake[fmt.Sprintf("f%d", i)] = nil
+			}
+			for _, r := range src.snaps[testBucket][1] {
+				f := fmt.Sprintf("f%d", rng.IntN(nfiles))
+				src.lake[f] = append(src.lake[f], r)
+			}
+		}
+		split = ls
+		src.lakeBatch = 1 + rng.IntN(12)
+		// A filter only when the key is read, so rows stay tellable
+		// apart.
+		if proj == nil || slices.Contains(proj, 1) {
+			if filtered = rng.IntN(2) == 0; filtered {
+				threshold = rng.Int64N(1000) - 500
+				opts.Filter = &predicate.Leaf{Column: 2, Name: "n", Type: metadata.BigIntType(),
+					Op: predicate.GtEq, Literals: []any{threshold}}
+			}
+		}
+	}
 	got, err := readAll(t, src, mem, table, []planner.Split{split}, opts)
 	require.NoError(t, err)
 
@@ -176,8 +208,25 @@ func checkModel(t *testing.T, seed uint64) {
 			want = append(want, strings.Join(vals, " "))
 		}
 	}
-	require.Equal(t, want, got, "seed %d: snapshot=%t stop=%d proj=%v batch=%d snapshot-batch=%d",
-		seed, hasSnap, stop, proj, opts.BatchSize, src.snapBatch)
+	what := fmt.Sprintf("seed %d: snapshot=%t lake=%t stop=%d proj=%v batch=%d snapshot-batch=%d lake-batch=%d",
+		seed, hasSnap, useLake, stop, proj, opts.BatchSize, src.snapBatch, src.lakeBatch)
+	if !filtered {
+		require.Equal(t, want, got, what)
+		return
+	}
+	// Lake rows filtered before the merge: the read may leave out rows
+	// the filter drops, but every row it emits is the model's, in order,
+	// and every model row the filter keeps is there.
+	j := 0
+	for i, k := range ks {
+		if j < len(got) && got[j] == want[i] {
+			j++
+			continue
+		}
+		n, ok := model[k][2].(int64)
+		require.False(t, ok && n >= threshold, "%s n>=%d: row %q missing from %q", what, threshold, want[i], got)
+	}
+	require.Equal(t, len(got), j, "%s n>=%d: rows %q not in the model %q", what, threshold, got, want)
 }
 
 // TestFoldKeepsOneEntryPerKey: 3000 changes of 10 keys leave 10 entries.

@@ -26,11 +26,13 @@ type Options struct {
 	// indexes, or for Changelog the indexes of t$changelog (the system
 	// columns, then the table's). Nil reads every column.
 	Projection []int
-	// Filter is the pushed data predicate over table columns, used only
-	// to skip whole batches by their statistics; rows are never filtered
-	// by it. A kv+log split applies it to its snapshot only: skipping a
-	// tail batch could drop the change that supersedes a row. Changelog
-	// reads ignore it.
+	// Filter is the pushed data predicate over table columns, used to
+	// skip whole batches, files and row groups by their statistics. A
+	// kv+log split applies it to its snapshot only, and a lake+log split
+	// to its lake files only: skipping a tail batch could drop the change
+	// that supersedes a row. A lake+log split also drops the lake rows it
+	// does not keep before the merge; no other reader filters rows, so
+	// the caller still filters what it gets. Changelog reads ignore it.
 	Filter predicate.P
 	// Changelog reads log splits as the virtual table t$changelog: each
 	// change as a row, with its change type, offset and commit time
@@ -70,17 +72,20 @@ func (o Options) withDefaults(table *metadata.TableInfo) (Options, error) {
 	return o, nil
 }
 
-// OpenSplit opens the reader of one split over the engine. The caller
-// must Release it. See OpenSplitFrom.
+// OpenSplit opens the reader of one split over the engine, without a
+// lake (lake splits fail with ErrUnsupported). The caller must Release
+// it. See OpenSplitFrom.
 func OpenSplit(ctx context.Context, eng *storage.Engine, table *metadata.TableInfo, s planner.Split, opts Options) (array.RecordReader, error) {
-	return OpenSplitFrom(ctx, EngineSource(eng), table, s, opts)
+	return OpenSplitFrom(ctx, EngineSource(eng, nil), table, s, opts)
 }
 
 // OpenSplitFrom opens the reader of one split, dispatched on its type: a
 // *planner.LogSplit reads the log range (as change rows when
 // opts.Changelog), a *planner.KvLogSplit merges the KV snapshot with its
-// folded tail. The reader's batches have the projected columns only. The
-// caller must Release it; ctx is watched while it reads.
+// folded tail, a *planner.LakeSplit reads its lake files as they are, a
+// *planner.LakeLogSplit merges the bucket's key-sorted lake files with
+// its folded tail. The reader's batches have the projected columns only.
+// The caller must Release it; ctx is watched while it reads.
 func OpenSplitFrom(ctx context.Context, src Source, table *metadata.TableInfo, s planner.Split, opts Options) (array.RecordReader, error) {
 	opts, err := opts.withDefaults(table)
 	if err != nil {
@@ -96,12 +101,22 @@ func OpenSplitFrom(ctx context.Context, src Source, table *metadata.TableInfo, s
 		if err != nil {
 			return nil, err
 		}
-		return newLogSplitReader(lr, projectedSchema(table, opts.Projection)), nil
+		return newStreamReader(ctx, logStream{lr}, projectedSchema(table, opts.Projection), "log batch", fmt.Sprintf("%s of %s", sp, table.Path)), nil
 	case *planner.KvLogSplit:
 		if opts.Changelog {
 			return nil, fmt.Errorf("%w: %s read as a changelog", metadata.ErrUnsupported, sp)
 		}
 		return openKvLog(ctx, src, table, sp, opts)
+	case *planner.LakeSplit:
+		if opts.Changelog {
+			return nil, fmt.Errorf("%w: %s read as a changelog", metadata.ErrUnsupported, sp)
+		}
+		return openLake(ctx, src, table, sp, opts)
+	case *planner.LakeLogSplit:
+		if opts.Changelog {
+			return nil, fmt.Errorf("%w: %s read as a changelog", metadata.ErrUnsupported, sp)
+		}
+		return openLakeLog(ctx, src, table, sp, opts)
 	}
 	return nil, fmt.Errorf("split kind %q: %w", s.Kind(), metadata.ErrUnsupported)
 }
@@ -137,47 +152,118 @@ func (r *refCount) Release() {
 	}
 }
 
-// logSplitReader adapts a LogBatchReader to array.RecordReader.
-type logSplitReader struct {
-	refCount
-	lr     LogBatchReader
-	schema *arrow.Schema
-	cur    arrow.RecordBatch
-	err    error
+// recordStream is a stream of record batches: a lake read, or a log read
+// through logStream. A Record is valid until the next Next or Close.
+type recordStream interface {
+	Next() bool
+	Record() arrow.RecordBatch
+	Err() error
+	Close() error
 }
 
-func newLogSplitReader(lr LogBatchReader, schema *arrow.Schema) *logSplitReader {
-	r := &logSplitReader{lr: lr, schema: schema}
+// logStream presents a LogBatchReader as a recordStream.
+type logStream struct{ LogBatchReader }
+
+func (l logStream) Record() arrow.RecordBatch { return l.Batch().Record }
+
+// streamReader adapts a recordStream whose batches already hold the
+// projected columns to array.RecordReader. Each batch is checked against
+// the schema (a lake file is bytes from disk), and ctx is watched between
+// batches.
+type streamReader struct {
+	refCount
+	ctx    context.Context
+	in     recordStream // nil for an empty stream
+	schema *arrow.Schema
+	// batchWhat and what name the batches and the split in errors.
+	batchWhat, what string
+	cur             arrow.RecordBatch
+	err             error
+}
+
+func newStreamReader(ctx context.Context, in recordStream, schema *arrow.Schema, batchWhat, what string) *streamReader {
+	r := &streamReader{ctx: ctx, in: in, schema: schema, batchWhat: batchWhat, what: what}
 	r.init(func() {
 		r.cur = nil
-		if err := r.lr.Close(); err != nil && r.err == nil {
-			r.err = err
+		if r.in == nil {
+			return
+		}
+		if err := r.in.Close(); err != nil && r.err == nil {
+			r.err = fmt.Errorf("close %s: %w", r.what, err)
 		}
 	})
 	return r
 }
 
-func (r *logSplitReader) Schema() *arrow.Schema { return r.schema }
+func (r *streamReader) Schema() *arrow.Schema { return r.schema }
 
-func (r *logSplitReader) Next() bool {
+func (r *streamReader) Next() bool {
 	r.cur = nil
-	if r.err != nil {
+	if r.err != nil || r.in == nil {
 		return false
 	}
-	if !r.lr.Next() {
-		r.err = r.lr.Err()
+	if err := r.ctx.Err(); err != nil {
+		r.err = err
 		return false
 	}
-	r.cur = r.lr.Batch().Record
+	if !r.in.Next() {
+		if err := r.in.Err(); err != nil {
+			r.err = fmt.Errorf("read %s: %w", r.what, err)
+		}
+		return false
+	}
+	rec := r.in.Record()
+	if err := checkColumns(rec, r.schema, r.batchWhat); err != nil {
+		r.err = fmt.Errorf("read %s: %w", r.what, err)
+		return false
+	}
+	r.cur = rec
 	return true
 }
 
-func (r *logSplitReader) RecordBatch() arrow.RecordBatch { return r.cur }
+func (r *streamReader) RecordBatch() arrow.RecordBatch { return r.cur }
 
 // Record is RecordBatch, for array.RecordReader.
-func (r *logSplitReader) Record() arrow.RecordBatch { return r.cur }
+func (r *streamReader) Record() arrow.RecordBatch { return r.cur }
 
-func (r *logSplitReader) Err() error { return r.err }
+func (r *streamReader) Err() error { return r.err }
+
+// kvStream presents a KvBatchReader as a recordStream, dropping the keys.
+type kvStream struct{ KvBatchReader }
+
+func (k kvStream) Record() arrow.RecordBatch { return k.Batch().Record }
+
+// openLake opens the reader of a lake split: its files projected, files
+// and row groups skipped by the pushed predicate's statistics, rows never
+// filtered. A log table's files are read as they are, file after file. A
+// primary-key table's files hold the bucket's merged state, so nothing is
+// merged with them; they are still read through the sorted reader, whose
+// k-way merge keeps one row per key even where two files of the bucket
+// overlap (the newer file's row wins), which a plain concatenation would
+// not.
+func openLake(ctx context.Context, src Source, table *metadata.TableInfo, sp *planner.LakeSplit, opts Options) (*streamReader, error) {
+	what := fmt.Sprintf("%s of %s", sp, table.Path)
+	schema := projectedSchema(table, opts.Projection)
+	if len(sp.Files) == 0 {
+		return newStreamReader(ctx, nil, schema, "lake batch", what), nil
+	}
+	ro := LakeReadOptions{Projection: opts.Projection, Filter: opts.Filter, Allocator: opts.Allocator}
+	var in recordStream
+	if table.HasPrimaryKey() {
+		kr, err := src.ReadLakeSorted(ctx, table, sp.Files, ro)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", what, err)
+		}
+		in = kvStream{kr}
+	} else {
+		lr, err := src.ReadLake(ctx, table, sp.Files, ro)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", what, err)
+		}
+		in = lr
+	}
+	return newStreamReader(ctx, in, schema, "lake batch", what), nil
+}
 
 // Scan reads a list of splits one after another, in the order given. It
 // satisfies exec.Source. Splits are opened lazily: a split is not opened
@@ -193,10 +279,11 @@ type Scan struct {
 	closed bool
 }
 
-// NewScan returns a Scan of splits over the engine. It must be closed.
-// See NewSourceScan.
+// NewScan returns a Scan of splits over the engine, without a lake: a
+// lake or lake+log split fails with ErrUnsupported. It must be closed. A
+// scan that reads the lake is NewSourceScan(EngineSource(eng, lk), ...).
 func NewScan(eng *storage.Engine, table *metadata.TableInfo, splits []planner.Split, opts Options) *Scan {
-	return NewSourceScan(EngineSource(eng), table, splits, opts)
+	return NewSourceScan(EngineSource(eng, nil), table, splits, opts)
 }
 
 // NewSourceScan returns a Scan of splits read from src. table is the

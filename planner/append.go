@@ -18,15 +18,19 @@ type AppendPlanner struct {
 	planBase
 	// maxRecordsPerSplit cuts long log ranges; 0 leaves them whole.
 	maxRecordsPerSplit int64
+	// readOptimized reads the lake files alone in the lake-union branch.
+	readOptimized bool
 }
 
 var _ SplitPlanner = (*AppendPlanner)(nil)
 
 // NewAppendPlanner returns the planner of a scan of the log table table.
 // When the table has the lake enabled it asks admin for the readable lake
-// snapshot, once; finding none is not an error. A bad
-// scan.max-records-per-split in spec.Options is ErrInvalidOption naming it.
-func NewAppendPlanner(ctx context.Context, admin Admin, table metadata.TableInfo, spec ScanSpec) (*AppendPlanner, error) {
+// snapshot, once; finding none is not an error. Its lake-union branch
+// needs the lake source given by WithLake. A bad
+// scan.max-records-per-split or read.optimized in spec.Options is
+// ErrInvalidOption naming it.
+func NewAppendPlanner(ctx context.Context, admin Admin, table metadata.TableInfo, spec ScanSpec, opts ...Option) (*AppendPlanner, error) {
 	if table.HasPrimaryKey() {
 		return nil, fmt.Errorf("%w: append planner for primary-key table %s", metadata.ErrUnsupported, table.Path)
 	}
@@ -34,11 +38,15 @@ func NewAppendPlanner(ctx context.Context, admin Admin, table metadata.TableInfo
 	if err != nil {
 		return nil, err
 	}
-	base, err := newPlanBase(ctx, admin, table, spec)
+	ro, err := readOptimized(spec.Options)
 	if err != nil {
 		return nil, err
 	}
-	return &AppendPlanner{planBase: base, maxRecordsPerSplit: maxRecords}, nil
+	base, err := newPlanBase(ctx, admin, table, spec, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &AppendPlanner{planBase: base, maxRecordsPerSplit: maxRecords, readOptimized: ro}, nil
 }
 
 // maxRecordsPerSplit reads scan.max-records-per-split: a non-negative
@@ -64,19 +72,81 @@ func (p *AppendPlanner) ScanType() ScanType {
 	return TypeAppend
 }
 
-// Plan returns the splits of the scan. Log-only: per matching partition
-// and non-empty bucket, one log split [log start, high watermark), cut
-// into ranges by scan.max-records-per-split. The lake-union branch is not
-// implemented yet and is ErrUnsupported.
+// Plan returns the splits of the scan. With WithLakeOnly (t$lake): the
+// lake splits of the probed snapshot alone, or none.
+//
+// Log-only: per matching partition and non-empty bucket, one log split
+// [log start, high watermark), cut into ranges by
+// scan.max-records-per-split.
+//
+// Lake-union: per partition and bucket, one lake split of its lake files
+// (if the lake source planned any) and one log split of its tail
+// [tiered offset, high watermark) when that is not empty; a bucket without
+// a tiered offset (in a partition created after the snapshot, say) reads
+// its log from the log start. The tail starts at the tiered offset even
+// when pushdown pruned every lake file of the bucket: the rows below it
+// are in the lake, and the pruned files held none that match (Fluss
+// issue #4325 restarted such partitions from the log start). Partitions
+// only in the lake (dropped in the engine) that match the partition filter
+// are read from the lake alone, with synthetic ids
+// (FirstLakeOnlyPartitionID down). scan.max-records-per-split does not
+// cut tails. With read.optimized the lake files are read alone, without
+// tails. The order: partitions in typed value order, then bucket, the
+// lake split before the tail.
 func (p *AppendPlanner) Plan(ctx context.Context) ([]Split, error) {
 	if err := p.checkOpen(); err != nil {
 		return nil, err
 	}
+	if p.lakeOnly {
+		return p.planLakeOnly(ctx)
+	}
 	if p.hasLake {
-		return nil, fmt.Errorf("plan %s: %w: lake-union read is not implemented yet (lake snapshot %d)",
-			p.table.Path, metadata.ErrUnsupported, p.lake.SnapshotID)
+		return p.planLakeUnion(ctx)
 	}
 	return p.planLog(ctx, p.maxRecordsPerSplit)
+}
+
+func (p *AppendPlanner) planLakeUnion(ctx context.Context) ([]Split, error) {
+	lp, err := p.planLake(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var starts, stops map[metadata.TableBucket]int64
+	if !p.readOptimized {
+		live := p.liveBuckets(&lp)
+		if stops, err = p.offsets(ctx, live, metadata.OffsetLatest); err != nil {
+			return nil, err
+		}
+		var fromStart []metadata.TableBucket
+		for _, tb := range live {
+			if _, ok := p.tiered(tb); !ok {
+				fromStart = append(fromStart, tb)
+			}
+		}
+		if starts, err = p.offsets(ctx, fromStart, metadata.OffsetEarliest); err != nil {
+			return nil, err
+		}
+	}
+	var splits []Split
+	for _, part := range lp.parts {
+		for _, bk := range lp.bucketIDs(part, p.table.NumBuckets) {
+			tb := metadata.TableBucket{TableID: p.table.TableID, PartitionID: part.id, Bucket: bk}
+			if files := lp.files[lakeKey{part.name, bk}]; len(files) > 0 {
+				splits = append(splits, &LakeSplit{TableBucket: tb, Partition: part.name, Files: files})
+			}
+			if part.lakeOnly || p.readOptimized {
+				continue
+			}
+			start, ok := p.tiered(tb)
+			if !ok {
+				start = starts[tb]
+			}
+			if start < stops[tb] {
+				splits = append(splits, &LogSplit{TableBucket: tb, Partition: part.name, StartOffset: start, StopOffset: stops[tb]})
+			}
+		}
+	}
+	return splits, nil
 }
 
 // splitRange cuts [start, stop) into ranges of at most maxRecords records:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -119,8 +120,11 @@ func unquote(s string) string {
 
 // plannerEnv is the state a golden file builds up.
 type plannerEnv struct {
-	kind    string // "append", "upsert" or "changelog"
+	// kind is "append", "upsert", "changelog", or "lake": the append or
+	// upsert planner by the table's kind, given the fake lake source.
+	kind    string
 	admin   *fakeAdmin
+	lake    *fakeLake
 	spec    planner.ScanSpec
 	planner scanPlanner
 	splits  []planner.Split
@@ -162,6 +166,10 @@ func TestAppendPlanner(t *testing.T) { runPlannerGolden(t, "testdata/append_plan
 // TestUpsertPlanner runs testdata/upsert_planner.
 func TestUpsertPlanner(t *testing.T) { runPlannerGolden(t, "testdata/upsert_planner", "upsert") }
 
+// TestLakeUnion runs testdata/lake_union: the lake-union branch of both
+// planners over the fake admin and the fake lake source.
+func TestLakeUnion(t *testing.T) { runPlannerGolden(t, "testdata/lake_union", "lake") }
+
 // TestChangelogPlanner runs testdata/changelog_planner.
 func TestChangelogPlanner(t *testing.T) {
 	runPlannerGolden(t, "testdata/changelog_planner", "changelog")
@@ -180,8 +188,18 @@ func TestChangelogPlanner(t *testing.T) {
 //	                    lines (over t$changelog's columns for changelog);
 //	                    builds a planner and plans, printing the calls it
 //	                    made and the splits
+//	tiered              input: "<partition|-> <bucket> <offset>" lines: the
+//	                    tiered offsets of the probed lake snapshot
+//	lake-files          input: "<partition|-> <bucket> <path> [amount=lo..hi]"
+//	                    lines: the fake lake's files (values of the
+//	                    partition joined by '$'), with the range of their
+//	                    amount column when given
+//	drop-partition      input: partition names removed from the engine
+//	plan ... [no-lake-source] [lake-only]
+//	                    (lake) without WithLake; with WithLakeOnly
 //	replan              plans again with the same planner
-//	splits              prints the splits of the last plan
+//	splits [ids]        prints the splits of the last plan (with their
+//	                    partition ids)
 //	explain             input: post-filter conjuncts, one a line
 func runPlannerGolden(t *testing.T, path, kind string) {
 	env := plannerEnv{kind: kind}
@@ -201,6 +219,7 @@ func runPlannerGolden(t *testing.T, path, kind string) {
 				table.Schema.PrimaryKey = append([]string{"id"}, table.PartitionKeys...)
 			}
 			env = plannerEnv{kind: kind, admin: newFakeAdmin(table)}
+			env.lake = &fakeLake{table: &env.admin.table}
 			if d.HasArg("snapshot") {
 				var id int64
 				d.ScanArgs(t, "snapshot", &id)
@@ -240,6 +259,54 @@ func runPlannerGolden(t *testing.T, path, kind string) {
 				default:
 					env.admin.start[tb], env.admin.hw[tb] = nums[0], nums[1]
 				}
+			}
+			return ""
+		case "tiered":
+			require.NotNil(t, env.admin.lake, "tiered needs a snapshot")
+			if env.admin.lake.TieredOffsets == nil {
+				env.admin.lake.TieredOffsets = map[metadata.TableBucket]int64{}
+			}
+			for _, line := range nonEmptyLines(d.Input) {
+				f := strings.Fields(line)
+				require.Len(t, f, 3, line)
+				b, err := strconv.ParseInt(f[1], 10, 32)
+				require.NoError(t, err)
+				tb, err := env.admin.bucket(f[0], int32(b))
+				require.NoError(t, err)
+				off, err := strconv.ParseInt(f[2], 10, 64)
+				require.NoError(t, err)
+				env.admin.lake.TieredOffsets[tb] = off
+			}
+			return ""
+		case "lake-files":
+			for _, line := range nonEmptyLines(d.Input) {
+				f := strings.Fields(line)
+				require.GreaterOrEqual(t, len(f), 3, line)
+				b, err := strconv.ParseInt(f[1], 10, 32)
+				require.NoError(t, err)
+				lf := fakeLakeFile{file: metadata.LakeFile{Path: f[2], Bucket: int32(b), RowCount: 10}}
+				if f[0] != "-" {
+					lf.file.PartitionName, lf.file.PartitionValues = f[0], strings.Split(f[0], "$")
+				}
+				for _, kv := range f[3:] {
+					k, v, ok := strings.Cut(kv, "=")
+					require.True(t, ok && k == "amount", kv)
+					lo, hi, ok := strings.Cut(v, "..")
+					require.True(t, ok, kv)
+					lf.minAmt, err = strconv.ParseFloat(lo, 64)
+					require.NoError(t, err)
+					lf.maxAmt, err = strconv.ParseFloat(hi, 64)
+					require.NoError(t, err)
+					lf.hasStats = true
+				}
+				env.lake.files = append(env.lake.files, lf)
+			}
+			return ""
+		case "drop-partition":
+			for _, name := range nonEmptyLines(d.Input) {
+				n := len(env.admin.partitions)
+				env.admin.partitions = slices.DeleteFunc(env.admin.partitions, func(p metadata.PartitionInfo) bool { return p.Name == name })
+				require.Equal(t, n-1, len(env.admin.partitions), "partition %q", name)
 			}
 			return ""
 		case "drop-offset":
@@ -292,6 +359,19 @@ func runPlannerGolden(t *testing.T, path, kind string) {
 				pl, err = planner.NewUpsertPlanner(ctx, env.admin, env.admin.table, env.spec)
 			case "changelog":
 				pl, err = planner.NewChangelogPlanner(ctx, env.admin, env.admin.table, env.spec)
+			case "lake":
+				var opts []planner.Option
+				if !d.HasArg("no-lake-source") {
+					opts = append(opts, planner.WithLake(env.lake))
+				}
+				if d.HasArg("lake-only") {
+					opts = append(opts, planner.WithLakeOnly())
+				}
+				if env.admin.table.HasPrimaryKey() {
+					pl, err = planner.NewUpsertPlanner(ctx, env.admin, env.admin.table, env.spec, opts...)
+				} else {
+					pl, err = planner.NewAppendPlanner(ctx, env.admin, env.admin.table, env.spec, opts...)
+				}
 			}
 			if err != nil {
 				return fmt.Sprintf("probes=%d\nerror: %v\n", env.admin.probes, err)
@@ -302,6 +382,13 @@ func runPlannerGolden(t *testing.T, path, kind string) {
 			env.admin.resetCalls()
 			return env.plan(ctx)
 		case "splits":
+			if d.HasArg("ids") {
+				var b strings.Builder
+				for _, s := range env.splits {
+					fmt.Fprintf(&b, "partition-id=%d %s\n", s.Bucket().PartitionID, s)
+				}
+				return b.String()
+			}
 			return splitLines(env.splits)
 		case "explain":
 			table := env.admin.table
@@ -317,14 +404,24 @@ func runPlannerGolden(t *testing.T, path, kind string) {
 }
 
 func (env *plannerEnv) plan(ctx context.Context) string {
+	if env.lake != nil {
+		env.lake.plans, env.lake.accepted = 0, nil
+	}
 	splits, err := env.planner.Plan(ctx)
 	kv := ""
-	if env.kind == "upsert" {
+	if env.kind == "upsert" || (env.kind == "lake" && env.admin.table.HasPrimaryKey()) {
 		kv = fmt.Sprintf(" kv-snapshots=%d", env.admin.kvSnapshots)
 	}
 	calls := fmt.Sprintf("probes=%d list-partitions=%d list-offsets=%d%s has-lake=%t type=%s\n",
 		env.admin.probes, env.admin.listPartitions, env.admin.listOffsets, kv,
 		env.planner.HasLakeSnapshot(), env.planner.ScanType())
+	if env.kind == "lake" && env.lake.plans > 0 {
+		var acc []string
+		for _, a := range env.lake.accepted {
+			acc = append(acc, a.String())
+		}
+		calls += fmt.Sprintf("lake plans=%d snapshot=%d accepted=[%s]\n", env.lake.plans, env.lake.snapshotID, strings.Join(acc, ", "))
+	}
 	if err != nil {
 		env.splits = nil
 		return calls + "error: " + err.Error() + "\n"

@@ -24,13 +24,23 @@ type planBase struct {
 	// hasLake.
 	lake    metadata.LakeSnapshot
 	hasLake bool
-	closed  bool
+	// lakeSrc plans the lake files of the lake-union branch (WithLake).
+	lakeSrc LakeSource
+	// lakeOnly plans t$lake (WithLakeOnly).
+	lakeOnly bool
+	closed   bool
 }
 
 // newPlanBase probes the readable lake snapshot, once, if the table has
 // the lake enabled.
-func newPlanBase(ctx context.Context, admin Admin, table metadata.TableInfo, spec ScanSpec) (planBase, error) {
-	b := planBase{admin: admin, table: table, spec: spec}
+func newPlanBase(ctx context.Context, admin Admin, table metadata.TableInfo, spec ScanSpec, opts []Option) (planBase, error) {
+	var o plannerOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	b := planBase{admin: admin, table: table, spec: spec, lakeSrc: o.lake, lakeOnly: o.lakeOnly}
 	if !table.Config.DatalakeEnabled {
 		return b, nil
 	}
@@ -77,25 +87,34 @@ type partitionRef struct {
 // filter keeps, in typed value order (a table without partitions has one
 // pseudo partition).
 func (b *planBase) matchingPartitions(ctx context.Context) ([]partitionRef, error) {
+	_, kept, err := b.partitions(ctx)
+	return kept, err
+}
+
+// partitions lists, with one ListPartitions call, every partition of the
+// table and those the spec's partition filter keeps, in typed value
+// order. A table without partitions has no partition and one pseudo
+// partition kept.
+func (b *planBase) partitions(ctx context.Context) ([]metadata.PartitionInfo, []partitionRef, error) {
 	if !b.table.IsPartitioned() {
-		return []partitionRef{{id: metadata.NonPartitioned}}, nil
+		return nil, []partitionRef{{id: metadata.NonPartitioned}}, nil
 	}
 	all, err := b.admin.ListPartitions(ctx, b.table.Path)
 	if err != nil {
-		return nil, fmt.Errorf("list partitions of %s: %w", b.table.Path, err)
+		return nil, nil, fmt.Errorf("list partitions of %s: %w", b.table.Path, err)
 	}
 	kept, err := FilterPartitions(&b.table, all, b.spec.PartitionFilter)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := sortPartitions(&b.table, kept); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]partitionRef, len(kept))
 	for i := range kept {
 		out[i] = partitionRef{id: kept[i].ID, name: kept[i].Name, info: &kept[i]}
 	}
-	return out, nil
+	return all, out, nil
 }
 
 // FilterPartitions returns the partitions of table that filter keeps,

@@ -1,5 +1,6 @@
 // Package planner is the consolidated split planner: one AppendPlanner for
-// log tables and one UpsertPlanner for primary-key tables, after the Fluss
+// log tables and one UpsertPlanner for primary-key tables, each with a
+// log-only and a lake-union branch, after the Fluss
 // Spark connector's SplitPlanner (DESIGN §5.3), plus the ChangelogPlanner
 // of the virtual table t$changelog, which reads logs only.
 //
@@ -22,6 +23,19 @@
 //     scan.max-records-per-split; a bucket with neither a snapshot nor a
 //     tail gives none, a bucket with a snapshot gives one even when its
 //     tail is empty. read.optimized empties every tail.
+//   - Lake-union reads each bucket as one consistent cut: its lake files up
+//     to the tiered offset of the probed snapshot, then its log from that
+//     offset to the pinned watermark. A tail starts at the tiered offset
+//     whenever there is one, even when pushdown pruned every lake file of
+//     the bucket (Fluss issue #4325); only a bucket without one (never
+//     tiered, or in a partition created after the snapshot) reads its log
+//     from the log start, or, in a primary-key table, its KV snapshot and
+//     tail. Lake partitions are matched to the engine's by name; one no
+//     longer in the engine is read from the lake alone, under a synthetic
+//     partition id (FirstLakeOnlyPartitionID down), when the partition
+//     filter keeps it. The pushed predicate's conjuncts the lake source
+//     accepts (LakeSource.WithFilters) prune lake files; the rest stay
+//     with the scan.
 //   - Splits are inert. A split holds ids and offsets, never a file, a
 //     context or a goroutine; readers are built from it elsewhere
 //     (lakeunion). Splits come out in a deterministic order: partitions in

@@ -7,6 +7,7 @@ import (
 
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/planner"
+	"github.com/flusslite/fluss/predicate"
 )
 
 // fakeAdmin is an in-memory Admin over one table. It counts the calls the
@@ -125,3 +126,68 @@ func (f *fakeAdmin) bucket(partition string, b int32) (metadata.TableBucket, err
 func (f *fakeAdmin) resetCalls() {
 	f.probes, f.listPartitions, f.listOffsets, f.kvSnapshots = 0, 0, 0, 0
 }
+
+// fakeLakeFile is a lake file of the fake lake, with the range of its
+// amount column (the only column its statistics cover).
+type fakeLakeFile struct {
+	file           metadata.LakeFile
+	minAmt, maxAmt float64
+	hasStats       bool
+}
+
+// fakeLake is an in-memory planner.LakeSource. It accepts the predicates
+// that read the amount column only, prunes files by their amount range,
+// and ignores the partition filter, so tests prove the planner's own
+// partition pruning. It records what it was asked.
+type fakeLake struct {
+	table *metadata.TableInfo
+	files []fakeLakeFile
+	// calls
+	plans      int
+	snapshotID int64
+	accepted   []predicate.P
+}
+
+var _ planner.LakeSource = (*fakeLake)(nil)
+
+func (f *fakeLake) WithFilters(ps []predicate.P) (accepted, remaining []predicate.P) {
+	amount := f.table.Schema.ColumnIndex("amount")
+	for _, p := range ps {
+		if cols := predicate.Columns(p); len(cols) == 1 && cols[0] == amount {
+			accepted = append(accepted, p)
+		} else {
+			remaining = append(remaining, p)
+		}
+	}
+	return accepted, remaining
+}
+
+func (f *fakeLake) Plan(_ context.Context, snapshotID int64, _ predicate.P, filters []predicate.P) ([]metadata.LakeFile, error) {
+	f.plans++
+	f.snapshotID, f.accepted = snapshotID, filters
+	var out []metadata.LakeFile
+	for _, lf := range f.files {
+		st := fakeStats{rows: lf.file.RowCount, col: f.table.Schema.ColumnIndex("amount"), min: lf.minAmt, max: lf.maxAmt, ok: lf.hasStats}
+		if predicate.MaybeTest(predicate.AndOf(filters...), st) {
+			out = append(out, lf.file)
+		}
+	}
+	return out, nil
+}
+
+// fakeStats are the statistics of one fake lake file.
+type fakeStats struct {
+	rows     int64
+	col      int
+	min, max float64
+	ok       bool
+}
+
+func (s fakeStats) RowCount() int64 { return s.rows }
+func (s fakeStats) Min(c int) (any, bool) {
+	return s.min, s.ok && c == s.col
+}
+func (s fakeStats) Max(c int) (any, bool) {
+	return s.max, s.ok && c == s.col
+}
+func (s fakeStats) NullCount(c int) (int64, bool) { return 0, s.ok && c == s.col }

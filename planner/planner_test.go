@@ -3,12 +3,14 @@ package planner_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/planner"
+	"github.com/flusslite/fluss/predicate"
 )
 
 // TestProbeExactlyOnce: however often the scan asks about the lake
@@ -57,16 +59,69 @@ func TestNoProbeWithoutLake(t *testing.T) {
 	require.Zero(t, admin.probes)
 }
 
-func TestLakeUnionNotImplemented(t *testing.T) {
+// TestLakeUnionNeedsLakeSource: a probe that finds a snapshot with no lake
+// source to plan it is an error of Plan, for both planners, never a
+// silent log-only read.
+func TestLakeUnionNeedsLakeSource(t *testing.T) {
+	ctx := context.Background()
+	for _, pk := range []bool{false, true} {
+		table, err := testTable(1, nil, true)
+		require.NoError(t, err)
+		if pk {
+			table.Schema.PrimaryKey = []string{"id"}
+		}
+		admin := newFakeAdmin(table)
+		admin.lake = &metadata.LakeSnapshot{SnapshotID: 1}
+		var p planner.SplitPlanner
+		if pk {
+			p, err = planner.NewUpsertPlanner(ctx, admin, table, planner.ScanSpec{Limit: -1}, planner.WithLake(nil))
+		} else {
+			p, err = planner.NewAppendPlanner(ctx, admin, table, planner.ScanSpec{Limit: -1})
+		}
+		require.NoError(t, err)
+		require.True(t, p.HasLakeSnapshot())
+		_, err = p.Plan(ctx)
+		require.ErrorIs(t, err, metadata.ErrUnsupported)
+		require.ErrorContains(t, err, "no lake source")
+		require.Zero(t, admin.listOffsets)
+	}
+}
+
+// failingLake fails every Plan.
+type failingLake struct{ fakeLake }
+
+func (f *failingLake) Plan(context.Context, int64, predicate.P, []predicate.P) ([]metadata.LakeFile, error) {
+	return nil, metadata.ErrCorrupt
+}
+
+func TestLakePlanErrorPropagates(t *testing.T) {
 	table, err := testTable(1, nil, true)
 	require.NoError(t, err)
 	admin := newFakeAdmin(table)
-	admin.lake = &metadata.LakeSnapshot{SnapshotID: 1}
-	p, err := planner.NewAppendPlanner(context.Background(), admin, table, planner.ScanSpec{Limit: -1})
+	admin.lake = &metadata.LakeSnapshot{SnapshotID: 6}
+	p, err := planner.NewAppendPlanner(context.Background(), admin, table, planner.ScanSpec{Limit: -1},
+		planner.WithLake(&failingLake{fakeLake{table: &table}}))
 	require.NoError(t, err)
 	_, err = p.Plan(context.Background())
-	require.ErrorIs(t, err, metadata.ErrUnsupported)
-	require.ErrorContains(t, err, "lake-union read is not implemented yet")
+	require.ErrorIs(t, err, metadata.ErrCorrupt)
+	require.ErrorContains(t, err, "plan lake snapshot 6 of fluss.orders")
+}
+
+// TestLakeSplitKinds: the split kinds of the lake branch and what they
+// report.
+func TestLakeSplitKinds(t *testing.T) {
+	tb := metadata.TableBucket{TableID: 7, PartitionID: planner.FirstLakeOnlyPartitionID, Bucket: 2}
+	files := []metadata.LakeFile{{Path: "a"}, {Path: "b"}}
+	var s planner.Split = &planner.LakeSplit{TableBucket: tb, Partition: "2026-01-01", Files: files}
+	require.Equal(t, "lake", s.Kind())
+	require.Equal(t, tb, s.Bucket())
+	require.Equal(t, "2026-01-01", s.PartitionName())
+	require.True(t, planner.IsLakeOnlyPartition(s.Bucket().PartitionID))
+	require.False(t, planner.IsLakeOnlyPartition(metadata.NonPartitioned))
+	require.False(t, planner.IsLakeOnlyPartition(0))
+	s = &planner.LakeLogSplit{TableBucket: tb, Files: files[:1], LogStart: 3, LogStop: 8}
+	require.Equal(t, "lake+log", s.Kind())
+	require.Equal(t, "lake+log partition=- bucket=2 log=3..8 lake_files=1", s.(fmt.Stringer).String())
 }
 
 func TestAppendPlannerRefusesPrimaryKeyTable(t *testing.T) {

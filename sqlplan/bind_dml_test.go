@@ -337,7 +337,7 @@ func TestBindChangelog(t *testing.T) {
 		{"SELECT * FROM `orders$nope`", metadata.ErrNotFound, "table fluss.orders$nope does not exist: $nope is no virtual table (known: $changelog, $lake)"},
 		{"SELECT * FROM `orders$`", metadata.ErrNotFound, "table fluss.orders$ does not exist: $ is no virtual table"},
 		{"SELECT * FROM `nope$changelog`", metadata.ErrNotFound, "table fluss.nope does not exist"},
-		{"SELECT * FROM `orders$lake`", metadata.ErrUnsupported, "reading the lake snapshot alone (fluss.orders$lake) is not supported yet"},
+		{"SELECT * FROM `orders$lake`", metadata.ErrUnsupported, "fluss.orders$lake: table fluss.orders is not lake-enabled"},
 		{"SELECT __offset FROM `orders$changelog`", metadata.ErrNotFound, "column __offset does not exist in table fluss.orders$changelog"},
 		{"SELECT * FROM `orders$changelog` WHERE _log_offset = 'x'", metadata.ErrInvalidValue, "cannot convert 'x' to BIGINT for column _log_offset"},
 	} {

@@ -14,9 +14,9 @@ import (
 const (
 	// VirtualChangelog is SelectPlan.Virtual for `t$changelog`.
 	VirtualChangelog = "changelog"
-	// virtualLake is `t$lake`, the readable lake snapshot alone; a later
-	// step implements it.
-	virtualLake = "lake"
+	// VirtualLake is SelectPlan.Virtual for `t$lake`: the readable lake
+	// snapshot alone, with the base table's columns.
+	VirtualLake = "lake"
 )
 
 // Names of the metadata columns that `t$changelog` puts before the
@@ -80,16 +80,22 @@ func resolveRead(ctx context.Context, cat Catalog, path metadata.TablePath, curr
 		plan.Table = info
 		return err
 	}
-	if suffix != VirtualChangelog && suffix != virtualLake {
+	if suffix != VirtualChangelog && suffix != VirtualLake {
 		return errorf(metadata.ErrNotFound, "table %s does not exist: $%s is no virtual table (known: $%s, $%s)",
-			path, suffix, VirtualChangelog, virtualLake)
+			path, suffix, VirtualChangelog, VirtualLake)
 	}
 	base, err := resolveTable(ctx, cat, metadata.TablePath{Database: path.Database, Table: baseName}, currentDB)
 	if err != nil {
 		return err
 	}
-	if suffix == virtualLake {
-		return errorf(metadata.ErrUnsupported, "reading the lake snapshot alone (%s) is not supported yet", path)
+	if suffix == VirtualLake {
+		if !base.Config.DatalakeEnabled {
+			return errorf(metadata.ErrUnsupported, "%s: table %s is not lake-enabled (set 'table.datalake.enabled' = 'true')", path, base.Path)
+		}
+		lakeTable := base
+		lakeTable.Path.Table = base.Path.Table + "$" + VirtualLake
+		plan.Virtual, plan.Base, plan.Table = VirtualLake, base, lakeTable
+		return nil
 	}
 	plan.Virtual, plan.Base, plan.Table = VirtualChangelog, base, ChangelogTable(base)
 	return nil

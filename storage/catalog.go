@@ -41,6 +41,10 @@ type dbEntry struct {
 type tableEntry struct {
 	Info       metadata.TableInfo       `json:"info"`
 	Partitions []metadata.PartitionInfo `json:"partitions,omitempty"`
+	// Lake is the engine's record of the table's latest lake snapshot
+	// (phase 2 of a tiering commit); nil before the first. It is replaced
+	// whole, never changed in place, so catalog copies may share it.
+	Lake *lakeRecord `json:"lake,omitempty"`
 
 	// Derived, never stored: rebuilt by prepare.
 	arrow *arrow.Schema

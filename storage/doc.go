@@ -2,14 +2,16 @@
 // partitions and their ids), a log tablet per bucket, the writer that
 // routes rows to partitions and buckets, the KV state and snapshots of
 // primary-key tables, log and snapshot readers, and the admin calls the
-// planner consumes (ListOffsets, LatestKvSnapshots, ReadableLakeSnapshot).
+// planner consumes (ListOffsets, LatestKvSnapshots, ReadableLakeSnapshot),
+// the engine's record of the lake snapshot and TTL retention of the log.
 // *Engine is safe for concurrent use; a *LogReader or *KvSnapshotReader
 // is not, and must be closed.
 //
 // # Invariants
 //
 //   - Offsets: each bucket's log has dense int64 offsets from 0. The log
-//     start offset is 0 until TTL exists. A batch of n records takes the
+//     start offset is the base offset of the oldest segment: 0 until
+//     DropExpired removes segments. A batch of n records takes the
 //     offsets [base, base+n).
 //   - High watermark (HW): the exclusive end of committed records. Readers
 //     never see at or past it; ReadLog caps its stop offset at the HW of
@@ -123,6 +125,34 @@
 // ones and temporary files. A damaged file reads as ErrCorrupt naming it.
 // Dropping a table or partition deletes its Pebble rows and snapshots
 // (left-overs of a crash are removed by the next Open).
+//
+// # Lake snapshots and log retention
+//
+// The engine keeps a record of each lake-enabled table's latest lake
+// snapshot: its id, every tiered bucket's tiered offset (every record
+// below it is in the lake) and the names of the partitions they belong
+// to. CommitLakeSnapshot stores it in the table's catalog entry (phase 2
+// of a tiering commit, after the lake's own manifest); the catalog write
+// makes it atomic and durable. ReadableLakeSnapshot answers it. Dropping
+// a partition leaves its entries, for the lake still holds its data and
+// the planner reads such lake-only partitions by name; dropping the table
+// drops the record.
+//
+// DropExpired removes whole segments, oldest first, whose newest commit
+// timestamp is older than table.log.ttl (kept in memory per segment,
+// rebuilt by the recovery scan). It never removes the active segment, log
+// at or past a lake-enabled table's tiered offset (a bucket never tiered
+// keeps everything), or log at or past a primary-key bucket's latest KV
+// snapshot (a bucket without one keeps everything). Before it removes
+// primary-key log it flushes Pebble, so the KV state on disk never falls
+// below the new log start. Should it anyway (Pebble in memory over a
+// reused FS, or a KV state ahead of a log that lost its tail), Open
+// rebuilds the bucket from its latest KV snapshot and the log after it.
+// The log start offset is the oldest segment's base offset, so it needs
+// no record of its own; files go oldest first, so a crash part way leaves
+// a log starting at a segment boundary. Segments are reference counted:
+// a reader keeps the segments of its snapshot open, so expiry under an
+// open reader does not disturb it.
 //
 // # Files
 //

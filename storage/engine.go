@@ -759,17 +759,3 @@ func (e *Engine) tabletForWrite(tb metadata.TableBucket) (*logTablet, error) {
 	e.tablets[tb] = t
 	return t, nil
 }
-
-// ReadableLakeSnapshot returns the table's readable lake snapshot. There
-// is no lake tier yet: never a snapshot, which is not an error.
-func (e *Engine) ReadableLakeSnapshot(ctx context.Context, path metadata.TablePath) (metadata.LakeSnapshot, bool, error) {
-	cat, err := e.readLock()
-	if err != nil {
-		return metadata.LakeSnapshot{}, false, err
-	}
-	defer e.mu.RUnlock()
-	if _, err := cat.table(path); err != nil {
-		return metadata.LakeSnapshot{}, false, err
-	}
-	return metadata.LakeSnapshot{}, false, nil
-}

@@ -154,7 +154,11 @@ func (m *memFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	var out []fs.DirEntry
 	for k, d := range m.files {
 		if filepath.Dir(k) == name {
-			out = append(out, fs.FileInfoToDirEntry(d.info()))
+			// The entry's name is where the file is now (it may have been
+			// renamed since it was created).
+			info := d.info()
+			info.name = filepath.Base(k)
+			out = append(out, fs.FileInfoToDirEntry(info))
 		}
 	}
 	for k := range m.dirs {
@@ -171,7 +175,9 @@ func (m *memFS) Stat(name string) (fs.FileInfo, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if d, ok := m.files[name]; ok {
-		return d.info(), nil
+		info := d.info()
+		info.name = filepath.Base(name)
+		return info, nil
 	}
 	if m.dirs[name] {
 		return memInfo{name: filepath.Base(name), dir: true}, nil

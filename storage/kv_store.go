@@ -236,24 +236,28 @@ func (e *Engine) replayBucket(entry *tableEntry, t *logTablet, kb *kvBucket) err
 	if err != nil {
 		return err
 	}
+	owned := true // until the reader takes the snapshot over
+	defer func() {
+		if owned {
+			snap.release()
+		}
+	}()
 	if from > snap.hw {
 		// The KV state holds changes the log lost (a crash without Sync
 		// after Pebble flushed them): rebuild the bucket from the log.
 		e.opts.Logger.Warn("KV state is ahead of the log; rebuilding it", "bucket", tb.String(), "flushed", from, "log_end", snap.hw)
-		b := e.kv.NewBatch()
-		prefix := kvDataPrefix(tb)
-		err := b.DeleteRange(prefix, prefixEnd(prefix), nil)
-		if err == nil {
-			err = b.Commit(pebble.NoSync)
+		if err := e.resetKvBucket(tb); err != nil {
+			return err
 		}
-		b.Close()
-		if err != nil {
-			return fmt.Errorf("reset KV state of %s: %w", tb, err)
-		}
-		from = snap.logStart
+		from = 0
 	}
 	if from < snap.logStart {
-		return fmt.Errorf("%w: %s: KV state reflects offset %d, below the log start %d", metadata.ErrCorrupt, tb, from, snap.logStart)
+		// The log before the log start expired (TTL), which DropExpired
+		// allows only up to the latest KV snapshot: the state is rebuilt
+		// from that snapshot and the log after it.
+		if from, err = e.restoreKvSnapshot(entry, kb, snap.logStart, snap.hw); err != nil {
+			return err
+		}
 	}
 	if from == snap.hw {
 		kb.applied.Store(from)
@@ -262,6 +266,7 @@ func (e *Engine) replayBucket(entry *tableEntry, t *logTablet, kb *kvBucket) err
 	if from > 0 || snap.hw > 0 {
 		e.opts.Logger.Info("replaying a bucket's log into its KV state", "bucket", tb.String(), "from", from, "to", snap.hw)
 	}
+	owned = false
 	r, err := newLogReader(entry, tb, snap, from, snap.hw, ReadOptions{}, e.opts.Allocator)
 	if err != nil {
 		return err
@@ -318,6 +323,85 @@ func (e *Engine) replayBucket(entry *tableEntry, t *logTablet, kb *kvBucket) err
 	}
 	kb.applied.Store(snap.hw)
 	return nil
+}
+
+// resetKvBucket deletes the rows of tb from the KV store.
+func (e *Engine) resetKvBucket(tb metadata.TableBucket) error {
+	b := e.kv.NewBatch()
+	defer b.Close()
+	prefix := kvDataPrefix(tb)
+	err := b.DeleteRange(prefix, prefixEnd(prefix), nil)
+	if err == nil {
+		err = b.Commit(pebble.NoSync)
+	}
+	if err != nil {
+		return fmt.Errorf("reset KV state of %s: %w", tb, err)
+	}
+	return nil
+}
+
+// restoreKvSnapshot replaces the KV state of a bucket with its latest KV
+// snapshot and returns the snapshot's log offset, from where the log
+// replays. The snapshot must lie within the log [logStart, hw]; otherwise
+// the state cannot be rebuilt (ErrCorrupt).
+func (e *Engine) restoreKvSnapshot(entry *tableEntry, kb *kvBucket, logStart, hw int64) (int64, error) {
+	tb := kb.tb
+	kb.mu.Lock()
+	var s *kvSnap
+	if n := len(kb.mu.snaps); n > 0 {
+		s = kb.mu.snaps[n-1]
+	}
+	if s == nil || s.logOffset < logStart || s.logOffset > hw {
+		kb.mu.Unlock()
+		return 0, fmt.Errorf("%w: %s: the log starts at %d and no KV snapshot covers the offsets before it", metadata.ErrCorrupt, tb, logStart)
+	}
+	s.pins++
+	kb.mu.Unlock()
+	e.opts.Logger.Info("restoring a bucket's KV state from its KV snapshot", "bucket", tb.String(), "snapshot", s.rel, "log_offset", s.logOffset)
+	r := &KvSnapshotReader{e: e, kb: kb, snap: s, mem: e.opts.Allocator}
+	defer r.Close()
+	if err := r.open(entry, tb, ReadOptions{}); err != nil {
+		return 0, err
+	}
+	if err := e.resetKvBucket(tb); err != nil {
+		return 0, err
+	}
+	batch := e.kv.NewBatch()
+	defer func() { batch.Close() }()
+	var buf []byte
+	row := make([]any, len(entry.types))
+	for r.Next() {
+		kvb := r.Batch()
+		for i, k := range kvb.Keys {
+			for c := range row {
+				row[c] = metadata.ValueAt(kvb.Record.Column(c), entry.types[c], i)
+			}
+			var err error
+			if buf, err = encodeRowValue(buf[:0], entry.Info.SchemaID, entry.types, row); err != nil {
+				return 0, fmt.Errorf("%w: KV snapshot %s: %v", metadata.ErrCorrupt, s.rel, err)
+			}
+			if err := batch.Set(append(kvDataPrefix(tb), k...), buf, nil); err != nil {
+				return 0, fmt.Errorf("restore %s: %w", tb, err)
+			}
+		}
+		if batch.Len() > 4<<20 {
+			// The flushed offset is written only with the last part: a
+			// crash in between leaves it where it was, below the log
+			// start, and the next Open restores again.
+			if err := batch.Commit(pebble.NoSync); err != nil {
+				return 0, fmt.Errorf("restore %s: %w", tb, err)
+			}
+			batch.Close()
+			batch = e.kv.NewBatch()
+		}
+	}
+	if err := r.Err(); err != nil {
+		return 0, err
+	}
+	if err := e.commitReplay(batch, tb, s.logOffset); err != nil {
+		return 0, err
+	}
+	return s.logOffset, nil
 }
 
 func (e *Engine) commitReplay(b *pebble.Batch, tb metadata.TableBucket, offset int64) error {

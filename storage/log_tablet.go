@@ -47,6 +47,19 @@ type segment struct {
 	// the segment; reads of offsets below next that its whole batches do
 	// not hold fail with it.
 	damage string
+	// maxTimestamp is the newest commit timestamp (ms) of its batches;
+	// TTL expiry compares it. A roll back may leave it too new, which
+	// only delays expiry.
+	maxTimestamp int64
+
+	// refs counts the holders of the open files: the tablet's segment
+	// list (one reference while the segment is in it) and every reader
+	// snapshot that includes it. The files close when it reaches zero,
+	// so a segment removed by expiry stays readable by the readers that
+	// pinned it before.
+	refs      atomic.Int32
+	closeOnce sync.Once
+	closeErr  error
 }
 
 func segmentName(base int64, ext string) string { return fmt.Sprintf("%020d%s", base, ext) }
@@ -73,7 +86,9 @@ type logTablet struct {
 	// hw is the high watermark: the exclusive end of committed records.
 	// Readers never read at or past it.
 	hw atomic.Int64
-	// logStart is the first offset still in the log (0 until TTL exists).
+	// logStart is the first offset still in the log: the base offset of
+	// the oldest segment (expiry removes whole segments from the front).
+	// Written under mu.
 	logStart atomic.Int64
 }
 
@@ -83,6 +98,15 @@ type tabletSnapshot struct {
 	segs     []segmentView
 	hw       int64
 	logStart int64
+}
+
+// release drops the snapshot's references to its segments and forgets
+// them, so a second call does nothing.
+func (s *tabletSnapshot) release() {
+	for _, sv := range s.segs {
+		sv.seg.unref()
+	}
+	s.segs = nil
 }
 
 type segmentView struct {
@@ -100,6 +124,8 @@ func (t *logTablet) snapshot() (tabletSnapshot, error) {
 	}
 	s := tabletSnapshot{hw: t.hw.Load(), logStart: t.logStart.Load()}
 	for _, seg := range t.mu.segments {
+		// The list holds a reference, so refs is above zero here.
+		seg.refs.Add(1)
 		s.segs = append(s.segs, segmentView{seg: seg, size: seg.size, next: seg.next, index: seg.index[:len(seg.index):len(seg.index)]})
 	}
 	return s, nil
@@ -117,12 +143,21 @@ func openTablet(fsys FS, opts *Options, root string, tb metadata.TableBucket, re
 	if err != nil {
 		return nil, fmt.Errorf("list log directory %s: %w", rel, err)
 	}
-	var bases []int64
+	var (
+		bases   []int64
+		indexes []string
+		logs    = map[string]bool{}
+	)
 	for _, e := range entries {
 		name := e.Name()
+		if strings.HasSuffix(name, ".index") {
+			indexes = append(indexes, name)
+			continue
+		}
 		if !strings.HasSuffix(name, ".log") {
 			continue
 		}
+		logs[strings.TrimSuffix(name, ".log")] = true
 		base, err := strconv.ParseInt(strings.TrimSuffix(name, ".log"), 10, 64)
 		if err != nil || base < 0 {
 			t.logger.Warn("ignoring a stray file in a log directory", "file", filepath.Join(rel, name))
@@ -131,6 +166,13 @@ func openTablet(fsys FS, opts *Options, root string, tb metadata.TableBucket, re
 		bases = append(bases, base)
 	}
 	slices.Sort(bases)
+	for _, name := range indexes {
+		// An index without its segment: expiry removed the segment and
+		// stopped (crashed) before the index.
+		if !logs[strings.TrimSuffix(name, ".index")] {
+			_ = fsys.Remove(filepath.Join(t.dir, name))
+		}
+	}
 	for i, base := range bases {
 		seg, err := t.openSegment(base, false)
 		if err != nil {
@@ -175,6 +217,10 @@ func openTablet(fsys FS, opts *Options, root string, tb metadata.TableBucket, re
 	}
 	last := t.mu.segments[len(t.mu.segments)-1]
 	t.mu.leo = last.next
+	// Expiry removes whole segments oldest first, so the oldest segment
+	// left is where the log starts: the log start offset needs no other
+	// record.
+	t.logStart.Store(t.mu.segments[0].base)
 	// Everything that survived recovery was written by a statement that
 	// completed (or was lost whole in the torn tail): committed.
 	t.hw.Store(t.mu.leo)
@@ -197,6 +243,7 @@ func (t *logTablet) openSegment(base int64, create bool) (*segment, error) {
 		return nil, fmt.Errorf("open segment %s: %w", seg.rel, err)
 	}
 	seg.f = f
+	seg.refs.Store(1)
 	idxFlag := os.O_RDWR | os.O_CREATE
 	if create {
 		idxFlag |= os.O_TRUNC
@@ -310,6 +357,7 @@ func (t *logTablet) recoverSegment(seg *segment, last bool) error {
 			}
 			expected = h.NextOffset()
 			seg.next = expected
+			seg.maxTimestamp = max(seg.maxTimestamp, h.CommitTimestamp)
 		}
 		sinceIdx += size
 		pos += size
@@ -407,6 +455,7 @@ func (t *logTablet) appendLocked(batch []byte) (*segment, error) {
 	}
 	seg.sinceIdx += int64(len(batch))
 	seg.size += int64(len(batch))
+	seg.maxTimestamp = max(seg.maxTimestamp, h.CommitTimestamp)
 	t.mu.leo += int64(h.LastOffsetDelta) + 1
 	seg.next = t.mu.leo
 	return seg, nil
@@ -426,7 +475,9 @@ func (t *logTablet) rollLocked() (*segment, error) {
 func (t *logTablet) rollbackLocked(m tabletMark) error {
 	var errs []error
 	for _, seg := range t.mu.segments[m.segments:] {
-		seg.close()
+		// No reader snapshot includes these: they were created under mu,
+		// which the statement holds until now.
+		seg.unref()
 		errs = append(errs, t.fs.Remove(seg.logPath), t.fs.Remove(filepath.Join(t.dir, segmentName(seg.base, ".index"))))
 	}
 	t.mu.segments = t.mu.segments[:m.segments]
@@ -443,12 +494,22 @@ func (t *logTablet) rollbackLocked(m tabletMark) error {
 	return errors.Join(errs...)
 }
 
+// close closes the segment's files once, whoever asks first.
 func (s *segment) close() error {
-	err := s.f.Close()
-	if s.idx != nil {
-		s.idx.Close()
+	s.closeOnce.Do(func() {
+		s.closeErr = s.f.Close()
+		if s.idx != nil {
+			s.idx.Close()
+		}
+	})
+	return s.closeErr
+}
+
+// unref drops one reference; the last closes the files.
+func (s *segment) unref() {
+	if s.refs.Add(-1) == 0 {
+		s.close()
 	}
-	return err
 }
 
 func (t *logTablet) closeFiles() error {

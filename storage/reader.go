@@ -90,7 +90,8 @@ func (e *Engine) ReadLog(ctx context.Context, tb metadata.TableBucket, start, st
 }
 
 // newLogReader opens a reader of [start, stop) over a snapshot of a
-// tablet (the zero snapshot for a bucket never written).
+// tablet (the zero snapshot for a bucket never written). The reader owns
+// the snapshot's segment references from then on, also when it fails.
 func newLogReader(entry *tableEntry, tb metadata.TableBucket, snap tabletSnapshot, start, stop int64, opts ReadOptions, mem memory.Allocator) (*LogReader, error) {
 	r := &LogReader{tb: tb, snap: snap, next: start, opts: opts, types: entry.types, mem: mem}
 	if stop < 0 || stop > r.snap.hw {
@@ -98,6 +99,7 @@ func newLogReader(entry *tableEntry, tb metadata.TableBucket, snap tabletSnapsho
 	}
 	r.stop = stop
 	if start < r.snap.logStart {
+		r.snap.release()
 		return nil, fmt.Errorf("%w: %s: offset %d is below the log start offset %d", metadata.ErrNotFound, tb, start, r.snap.logStart)
 	}
 	if opts.Projection != nil && len(opts.Projection) == 0 {
@@ -106,6 +108,7 @@ func newLogReader(entry *tableEntry, tb metadata.TableBucket, snap tabletSnapsho
 	}
 	var err error
 	if r.dec, err = logformat.NewRecordDecoder(entry.arrow, opts.Projection, r.mem); err != nil {
+		r.snap.release()
 		return nil, fmt.Errorf("read %s: %w", tb, err)
 	}
 	r.seek()
@@ -293,6 +296,7 @@ func (r *LogReader) Close() error {
 		r.dec.Release()
 		r.dec = nil
 	}
+	r.snap.release()
 	return nil
 }
 

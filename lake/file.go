@@ -1,0 +1,160 @@
+package lake
+
+import (
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	pqmeta "github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/flusslite/fluss/metadata"
+)
+
+// parquetFile is an open lake file: its footer read and checked against
+// the table. It must be closed.
+type parquetFile struct {
+	rel  string
+	f    readFile
+	pr   *file.Reader
+	md   *pqmeta.FileMetaData
+	cols []metadata.Column // the file's columns: table columns + system columns
+	// leaves are the Parquet leaf columns of each file column.
+	leaves [][]int
+	// leaf is the single leaf of a flat file column, -1 for nested ones;
+	// statistics are read from it.
+	leaf    []int
+	nanCols map[int]bool
+	// minKey and maxKey bound the physical keys of a primary-key table's
+	// file; nil when the file does not say.
+	minKey, maxKey []byte
+}
+
+// corrupt wraps a failure to read a lake file as ErrCorrupt naming it.
+func corrupt(rel string, err any) error {
+	return fmt.Errorf("%w: lake file %s: %v", metadata.ErrCorrupt, rel, err)
+}
+
+// openParquet opens a lake file and reads its footer. Bytes that do not
+// form a Parquet file of the table's layout are ErrCorrupt naming the
+// file; the Parquet library's panics on such bytes are caught here.
+func (l *Lake) openParquet(table *metadata.TableInfo, lf metadata.LakeFile) (pf *parquetFile, err error) {
+	if !validRelPath(lf.Path) {
+		return nil, fmt.Errorf("%w: lake file path %q", metadata.ErrCorrupt, lf.Path)
+	}
+	f, err := l.fs.Open(l.abs(lf.Path))
+	if isNotExist(err) {
+		return nil, fmt.Errorf("%w: lake file %s is missing: %w", metadata.ErrCorrupt, lf.Path, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lake: open %s: %w", lf.Path, err)
+	}
+	pf = &parquetFile{rel: lf.Path, f: f}
+	defer func() {
+		if r := recover(); r != nil {
+			err = corrupt(lf.Path, r)
+		}
+		if err != nil {
+			pf.Close()
+			pf = nil
+		}
+	}()
+	// Page buffers come from Go's collected allocator, not mem: on some
+	// corrupt pages the Parquet library drops a page reader without
+	// releasing its buffers, which would otherwise leak from mem. Arrays
+	// handed to callers still come from mem.
+	props := parquet.NewReaderProperties(memory.NewGoAllocator())
+	pr, err := file.NewParquetReader(f, file.WithReadProps(props))
+	if err != nil {
+		return nil, corrupt(lf.Path, err)
+	}
+	pf.pr = pr
+	pf.md = pr.MetaData()
+	if err := pf.checkLayout(table); err != nil {
+		return nil, corrupt(lf.Path, err)
+	}
+	kv := pf.md.KeyValueMetadata()
+	if v := kv.FindValue(kvNaNColumns); v != nil && *v != "" {
+		pf.nanCols = map[int]bool{}
+		for _, s := range strings.Split(*v, ",") {
+			i, err := strconv.Atoi(s)
+			if err != nil {
+				return nil, corrupt(lf.Path, fmt.Errorf("bad %s %q", kvNaNColumns, *v))
+			}
+			pf.nanCols[i] = true
+		}
+	}
+	lo, hi := kv.FindValue(kvKeyMin), kv.FindValue(kvKeyMax)
+	if lo != nil && hi != nil {
+		pf.minKey, err = hex.DecodeString(*lo)
+		if err == nil {
+			pf.maxKey, err = hex.DecodeString(*hi)
+		}
+		if err != nil {
+			return nil, corrupt(lf.Path, fmt.Errorf("bad key range: %v", err))
+		}
+	}
+	return pf, nil
+}
+
+// checkLayout maps the Parquet schema onto the table's file columns and
+// checks every column's type, so that readers never meet an array of a
+// type they do not expect.
+func (pf *parquetFile) checkLayout(table *metadata.TableInfo) error {
+	sc := pf.md.Schema
+	pf.cols = fileColumns(table)
+	root := sc.Root()
+	if root.NumFields() != len(pf.cols) {
+		return fmt.Errorf("%d columns, the table's lake files have %d", root.NumFields(), len(pf.cols))
+	}
+	pf.leaves = make([][]int, len(pf.cols))
+	pf.leaf = make([]int, len(pf.cols))
+	for i := 0; i < sc.NumColumns(); i++ {
+		fi := root.FieldIndexByField(sc.ColumnRoot(i))
+		if fi < 0 || fi >= len(pf.cols) {
+			return fmt.Errorf("leaf column %d has no top-level field", i)
+		}
+		pf.leaves[fi] = append(pf.leaves[fi], i)
+	}
+	for i, c := range pf.cols {
+		if !strings.EqualFold(root.Field(i).Name(), c.Name) {
+			return fmt.Errorf("column %d is %q, want %q", i, root.Field(i).Name(), c.Name)
+		}
+		if len(pf.leaves[i]) == 0 {
+			return fmt.Errorf("column %q has no data", c.Name)
+		}
+		pf.leaf[i] = -1
+		if !c.Type.IsNested() && len(pf.leaves[i]) == 1 {
+			pf.leaf[i] = pf.leaves[i][0]
+		}
+	}
+	return nil
+}
+
+// Close releases the file. Idempotent.
+func (pf *parquetFile) Close() error {
+	if pf == nil || pf.f == nil {
+		return nil
+	}
+	f := pf.f
+	pf.f = nil
+	return f.Close()
+}
+
+// groupStats are the statistics of row group rg for the given table
+// columns.
+func (pf *parquetFile) groupStats(table *metadata.TableInfo, rg int, cols []int) *statsSet {
+	return statsFor(pf.md, rg, table, cols, pf.leaf, pf.nanCols)
+}
+
+// fileStats are the statistics of the whole file.
+func (pf *parquetFile) fileStats(table *metadata.TableInfo, cols []int) *statsSet {
+	groups := make([]*statsSet, pf.md.NumRowGroups())
+	for i := range groups {
+		groups[i] = pf.groupStats(table, i, cols)
+	}
+	return mergeStats(groups, cols)
+}

@@ -1,0 +1,338 @@
+package lake
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flusslite/fluss/metadata"
+)
+
+// Manifest is one committed lake snapshot of a table. It lists every live
+// file of the snapshot (not the change since the previous one), so a
+// reader needs no other manifest. A Manifest returned by the Lake is
+// shared: callers must not modify it.
+type Manifest struct {
+	SnapshotID int64 `json:"snapshot_id"`
+	TableID    int64 `json:"table_id"`
+	// Files are the snapshot's data files, ordered by partition name,
+	// bucket and path.
+	Files []metadata.LakeFile `json:"files"`
+	// TieredOffsets hold, per bucket, the offset below which every
+	// record of the bucket's log is in the lake.
+	TieredOffsets []TieredOffset `json:"tiered_offsets"`
+	CommittedAt   time.Time      `json:"committed_at"`
+}
+
+// TieredOffset is one bucket's tiered offset. A bucket is keyed by
+// partition name and bucket; PartitionID is the engine's id of the
+// partition when it was tiered (metadata.NonPartitioned without
+// partitions), kept because a partition dropped and re-created under the
+// same name gets a new id.
+type TieredOffset struct {
+	PartitionID   int64  `json:"partition_id"`
+	PartitionName string `json:"partition_name,omitempty"`
+	Bucket        int32  `json:"bucket"`
+	Offset        int64  `json:"offset"`
+}
+
+// PartitionNames returns the names of the partitions the manifest holds
+// files or tiered offsets of, sorted, without "" (no partitions).
+func (m Manifest) PartitionNames() []string {
+	var out []string
+	for _, f := range m.Files {
+		out = append(out, f.PartitionName)
+	}
+	for _, t := range m.TieredOffsets {
+		out = append(out, t.PartitionName)
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if len(out) > 0 && out[0] == "" {
+		out = out[1:]
+	}
+	return out
+}
+
+// manifestFormat is written into every manifest so that a future layout
+// change is detected rather than misread.
+const manifestFormat = 1
+
+type manifestFile struct {
+	Format int `json:"format"`
+	Manifest
+}
+
+func (m Manifest) validate() error {
+	if m.TableID < 0 {
+		return fmt.Errorf("table id %d is negative", m.TableID)
+	}
+	if m.SnapshotID < 1 {
+		return fmt.Errorf("snapshot id %d must be at least 1", m.SnapshotID)
+	}
+	seen := make(map[string]bool, len(m.Files))
+	prefix := tableDir(m.TableID) + "/data/"
+	for _, f := range m.Files {
+		if !validRelPath(f.Path) || !strings.HasPrefix(f.Path, prefix) || path.Ext(f.Path) != ".parquet" {
+			return fmt.Errorf("file path %q is not a data file of table %d", f.Path, m.TableID)
+		}
+		if seen[f.Path] {
+			return fmt.Errorf("file %q is listed twice", f.Path)
+		}
+		seen[f.Path] = true
+		if f.RowCount < 0 || f.SizeBytes < 0 || f.Bucket < 0 {
+			return fmt.Errorf("file %q has a negative row count, size or bucket", f.Path)
+		}
+	}
+	type key struct {
+		part   string
+		bucket int32
+	}
+	offsets := make(map[key]bool, len(m.TieredOffsets))
+	for _, t := range m.TieredOffsets {
+		k := key{t.PartitionName, t.Bucket}
+		if offsets[k] {
+			return fmt.Errorf("bucket %d of partition %q has two tiered offsets", t.Bucket, t.PartitionName)
+		}
+		offsets[k] = true
+		if t.Offset < 0 || t.Bucket < 0 {
+			return fmt.Errorf("bucket %d of partition %q has a negative tiered offset or bucket", t.Bucket, t.PartitionName)
+		}
+	}
+	return nil
+}
+
+// normalized returns a copy of m with its lists in their canonical order.
+func (m Manifest) normalized() Manifest {
+	m.Files = slices.Clone(m.Files)
+	slices.SortFunc(m.Files, func(a, b metadata.LakeFile) int {
+		return cmp.Or(cmp.Compare(a.PartitionName, b.PartitionName), cmp.Compare(a.Bucket, b.Bucket), cmp.Compare(a.Path, b.Path))
+	})
+	m.TieredOffsets = slices.Clone(m.TieredOffsets)
+	slices.SortFunc(m.TieredOffsets, func(a, b TieredOffset) int {
+		return cmp.Or(cmp.Compare(a.PartitionName, b.PartitionName), cmp.Compare(a.Bucket, b.Bucket))
+	})
+	m.CommittedAt = m.CommittedAt.UTC()
+	return m
+}
+
+// Commit makes m the table's newest lake snapshot, atomically: the
+// manifest is written to a temporary file, synced, renamed into place and
+// the directory synced, so a reader (or a reopened engine) sees either the
+// whole snapshot or none of it. m.SnapshotID must be greater than the
+// latest committed id (ErrExists otherwise). A zero CommittedAt is set to
+// now. The files m lists must have been written (FileWriter.Close).
+func (l *Lake) Commit(ctx context.Context, m Manifest) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := l.checkOpen(); err != nil {
+		return err
+	}
+	if err := m.validate(); err != nil {
+		return fmt.Errorf("%w: lake: commit of table %d: %s", metadata.ErrInvalidValue, m.TableID, err)
+	}
+	if m.CommittedAt.IsZero() {
+		m.CommittedAt = time.Now()
+	}
+	m = m.normalized()
+	body, err := json.MarshalIndent(manifestFile{Format: manifestFormat, Manifest: m}, "", " ")
+	if err != nil {
+		return fmt.Errorf("lake: encode manifest: %w", err)
+	}
+
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
+	latest, ok, err := l.latestID(m.TableID)
+	if err != nil {
+		return err
+	}
+	if ok && m.SnapshotID <= latest {
+		return fmt.Errorf("%w: lake: snapshot %d of table %d is not newer than the latest snapshot %d",
+			metadata.ErrExists, m.SnapshotID, m.TableID, latest)
+	}
+	dir := l.abs(snapshotsDir(m.TableID))
+	if err := l.fs.MkdirAll(dir); err != nil {
+		return fmt.Errorf("lake: create %s: %w", dir, err)
+	}
+	l.removeTemps(dir)
+	final := l.abs(path.Join(snapshotsDir(m.TableID), manifestName(m.SnapshotID)))
+	tmp := final + ".tmp"
+	if err := l.writeFile(tmp, body); err != nil {
+		l.fs.Remove(tmp)
+		return fmt.Errorf("lake: write manifest of table %d snapshot %d: %w", m.TableID, m.SnapshotID, err)
+	}
+	if err := l.fs.Rename(tmp, final); err != nil {
+		l.fs.Remove(tmp)
+		return fmt.Errorf("lake: commit manifest of table %d snapshot %d: %w", m.TableID, m.SnapshotID, err)
+	}
+	if l.opts.Sync {
+		if err := l.fs.SyncDir(dir); err != nil {
+			return fmt.Errorf("lake: sync %s: %w", dir, err)
+		}
+	}
+	l.mu.Lock()
+	l.mu.manifests[m.TableID] = m
+	l.mu.Unlock()
+	return nil
+}
+
+func (l *Lake) writeFile(name string, body []byte) error {
+	f, err := l.fs.Create(name)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(body); err != nil {
+		f.Close()
+		return err
+	}
+	if l.opts.Sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
+
+// removeTemps deletes manifests a crashed commit left half-written; they
+// were never renamed into place, so no reader ever saw them.
+func (l *Lake) removeTemps(dir string) {
+	names, err := l.fs.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		if strings.HasSuffix(n, ".tmp") {
+			if err := l.fs.Remove(filepath.Join(dir, n)); err == nil {
+				l.opts.Logger.Info("lake: removed leftover temporary manifest", "file", n)
+			}
+		}
+	}
+}
+
+// snapshotIDs lists the committed snapshot ids of a table, ascending.
+// Names that are not "<%020d>.json" (temporary files) are ignored.
+func (l *Lake) snapshotIDs(tableID int64) ([]int64, error) {
+	names, err := l.fs.ReadDir(l.abs(snapshotsDir(tableID)))
+	if isNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lake: list snapshots of table %d: %w", tableID, err)
+	}
+	var ids []int64
+	for _, n := range names {
+		base, ok := strings.CutSuffix(n, ".json")
+		if !ok || len(base) != 20 {
+			continue
+		}
+		id, err := strconv.ParseInt(base, 10, 64)
+		if err != nil || id < 1 {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+func (l *Lake) latestID(tableID int64) (int64, bool, error) {
+	ids, err := l.snapshotIDs(tableID)
+	if err != nil || len(ids) == 0 {
+		return 0, false, err
+	}
+	return ids[len(ids)-1], true, nil
+}
+
+// LatestManifest returns the table's newest committed snapshot; ok is false
+// when the table has none (not an error). A corrupt newest manifest is
+// ErrCorrupt, never silently replaced by an older one.
+func (l *Lake) LatestManifest(ctx context.Context, tableID int64) (Manifest, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return Manifest{}, false, err
+	}
+	if err := l.checkOpen(); err != nil {
+		return Manifest{}, false, err
+	}
+	id, ok, err := l.latestID(tableID)
+	if err != nil || !ok {
+		return Manifest{}, false, err
+	}
+	m, err := l.Manifest(ctx, tableID, id)
+	if err != nil {
+		return Manifest{}, false, err
+	}
+	return m, true, nil
+}
+
+// Manifest returns one committed snapshot of a table; an unknown id is
+// ErrNotFound, a manifest that fails to parse or to validate ErrCorrupt.
+func (l *Lake) Manifest(ctx context.Context, tableID, snapshotID int64) (Manifest, error) {
+	if err := ctx.Err(); err != nil {
+		return Manifest{}, err
+	}
+	if err := l.checkOpen(); err != nil {
+		return Manifest{}, err
+	}
+	l.mu.Lock()
+	cached, ok := l.mu.manifests[tableID]
+	l.mu.Unlock()
+	if ok && cached.SnapshotID == snapshotID {
+		return cached, nil
+	}
+	rel := path.Join(snapshotsDir(tableID), manifestName(snapshotID))
+	m, err := l.readManifest(rel)
+	if err != nil {
+		return Manifest{}, err
+	}
+	if m.TableID != tableID || m.SnapshotID != snapshotID {
+		return Manifest{}, fmt.Errorf("%w: lake manifest %s is of table %d snapshot %d", metadata.ErrCorrupt, rel, m.TableID, m.SnapshotID)
+	}
+	l.mu.Lock()
+	if cur, ok := l.mu.manifests[tableID]; !ok || cur.SnapshotID < m.SnapshotID {
+		l.mu.manifests[tableID] = m
+	}
+	l.mu.Unlock()
+	return m, nil
+}
+
+func (l *Lake) readManifest(rel string) (Manifest, error) {
+	f, err := l.fs.Open(l.abs(rel))
+	if isNotExist(err) {
+		return Manifest{}, fmt.Errorf("lake manifest %s: %w", rel, metadata.ErrNotFound)
+	}
+	if err != nil {
+		return Manifest{}, fmt.Errorf("lake: open manifest %s: %w", rel, err)
+	}
+	defer f.Close()
+	body, err := io.ReadAll(f)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("lake: read manifest %s: %w", rel, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	var mf manifestFile
+	if err := dec.Decode(&mf); err != nil {
+		return Manifest{}, fmt.Errorf("%w: lake manifest %s: %v", metadata.ErrCorrupt, rel, err)
+	}
+	if dec.More() {
+		return Manifest{}, fmt.Errorf("%w: lake manifest %s: trailing bytes", metadata.ErrCorrupt, rel)
+	}
+	if mf.Format != manifestFormat {
+		return Manifest{}, fmt.Errorf("%w: lake manifest %s: unknown format %d", metadata.ErrCorrupt, rel, mf.Format)
+	}
+	if err := mf.validate(); err != nil {
+		return Manifest{}, fmt.Errorf("%w: lake manifest %s: %s", metadata.ErrCorrupt, rel, err)
+	}
+	return mf.Manifest, nil
+}

@@ -1,0 +1,391 @@
+package lake
+
+import (
+	"bytes"
+	"cmp"
+	"container/heap"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/predicate"
+)
+
+// OpenSorted reads the files of one bucket of a primary-key table as one
+// stream in ascending order of the encoded physical key: a k-way merge of
+// the files, each sorted by that key. When several files hold the same
+// key, the row of the file written for the newer snapshot (the <snapshot
+// id> of its name; then the larger <n>; then the later position in files)
+// wins and the others are dropped, so every key appears once.
+//
+// Statistics prune row groups only when the files' key ranges are
+// disjoint: skipping part of a newer file would otherwise resurrect an
+// older version of its keys. With FilterRows the surviving row of each
+// key is filtered exactly, after the merge.
+func (l *Lake) OpenSorted(ctx context.Context, table *metadata.TableInfo, files []metadata.LakeFile, opts ReadOptions) (sr SortedReader, err error) {
+	if err := l.checkOpen(); err != nil {
+		return nil, err
+	}
+	if !table.HasPrimaryKey() {
+		return nil, fmt.Errorf("%w: lake: sorted read of %s, which has no primary key", metadata.ErrUnsupported, table.Path)
+	}
+	keyCols := table.PhysicalKeyIndexes()
+	plan, err := newReadPlan(l, table, opts, keyCols)
+	if err != nil {
+		return nil, err
+	}
+	r := &sortedReader{l: l, ctx: ctx, plan: plan, keyCols: keyCols, cols: fileColumns(table)}
+	for _, c := range keyCols {
+		r.keyTypes = append(r.keyTypes, table.Schema.Columns[c].Type)
+	}
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
+	pfs := make([]*parquetFile, 0, len(files))
+	defer func() {
+		for _, pf := range pfs {
+			pf.Close() // those not handed to a stream
+		}
+	}()
+	for _, lf := range files {
+		pf, err := l.openParquet(table, lf)
+		if err != nil {
+			return nil, err
+		}
+		pfs = append(pfs, pf)
+	}
+	prune := disjointKeys(pfs)
+	for i, pf := range pfs {
+		pfs[i] = nil
+		s, err := l.streamOf(ctx, plan, pf, prune)
+		if err != nil {
+			return nil, err
+		}
+		if s == nil {
+			continue
+		}
+		c := &cursor{s: s, order: i}
+		c.snap, c.seq, _ = fileSnapshotID(files[i].Path)
+		ok, err := r.load(c)
+		if err != nil {
+			c.close()
+			return nil, err
+		}
+		if ok {
+			r.h = append(r.h, c)
+		} else {
+			c.close()
+		}
+	}
+	heap.Init(&r.h)
+	return r, nil
+}
+
+// disjointKeys reports whether the files' key ranges are known and do not
+// overlap.
+func disjointKeys(pfs []*parquetFile) bool {
+	if len(pfs) <= 1 {
+		return true
+	}
+	sorted := slices.Clone(pfs)
+	for _, pf := range sorted {
+		if pf.minKey == nil || pf.maxKey == nil {
+			return false
+		}
+	}
+	slices.SortFunc(sorted, func(a, b *parquetFile) int { return bytes.Compare(a.minKey, b.minKey) })
+	for i := 1; i < len(sorted); i++ {
+		if bytes.Compare(sorted[i-1].maxKey, sorted[i].minKey) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// cursor is one file's position in the merge.
+type cursor struct {
+	s          *fileStream
+	snap       int64
+	seq, order int
+	b          *batch
+	row        int
+	key        []byte
+	prev       []byte
+}
+
+func (c *cursor) close() {
+	if c.b != nil {
+		c.b.release()
+		c.b = nil
+	}
+	c.s.close()
+}
+
+// newer orders files for equal keys: the newer snapshot, then the later
+// file of it, then the later position.
+func (c *cursor) newer(o *cursor) bool {
+	return cmp.Or(cmp.Compare(c.snap, o.snap), cmp.Compare(c.seq, o.seq), cmp.Compare(c.order, o.order)) > 0
+}
+
+type cursorHeap []*cursor
+
+func (h cursorHeap) Len() int { return len(h) }
+func (h cursorHeap) Less(i, j int) bool {
+	if c := bytes.Compare(h[i].key, h[j].key); c != 0 {
+		return c < 0
+	}
+	return h[i].newer(h[j])
+}
+func (h cursorHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *cursorHeap) Push(x any)   { *h = append(*h, x.(*cursor)) }
+func (h *cursorHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return c
+}
+
+type sortedReader struct {
+	l        *Lake
+	ctx      context.Context
+	plan     *readPlan
+	cols     []metadata.Column
+	keyCols  []int
+	keyTypes []metadata.DataType
+	h        cursorHeap
+
+	// run is the stretch of consecutive rows of one batch being emitted.
+	run struct {
+		c          *cursor
+		b          *batch
+		start, end int
+	}
+	// pending are the slices of the batch being built, per output column.
+	pending [][]arrow.Array
+	keys    [][]byte
+	n       int
+
+	rec     arrow.RecordBatch
+	outKeys [][]byte
+	err     error
+	done    bool
+}
+
+// load moves c to its next non-empty batch and computes its key; false at
+// the end of the file.
+func (r *sortedReader) load(c *cursor) (bool, error) {
+	for {
+		if c.b != nil {
+			c.b.release()
+			c.b = nil
+		}
+		b, ok, err := c.s.nextBatch(r.ctx)
+		if err != nil || !ok {
+			return false, err
+		}
+		if b.rows == 0 {
+			b.release()
+			continue
+		}
+		c.b, c.row = b, 0
+		return true, r.setKey(c)
+	}
+}
+
+// setKey encodes the physical key of c's current row and checks that the
+// file is in strictly ascending key order.
+func (r *sortedReader) setKey(c *cursor) error {
+	vals := make([]any, len(r.keyCols))
+	for i, col := range r.keyCols {
+		vals[i] = metadata.ValueAt(c.b.cols[col], r.keyTypes[i], c.row)
+	}
+	key, err := metadata.EncodeOrderedKey(r.keyTypes, vals)
+	if err != nil {
+		return corrupt(c.s.pf.rel, fmt.Errorf("key of a row: %w", err))
+	}
+	if c.prev != nil && bytes.Compare(key, c.prev) <= 0 {
+		return corrupt(c.s.pf.rel, "rows are not in ascending key order")
+	}
+	c.key, c.prev = key, key
+	return nil
+}
+
+// advance moves c past its current row; false when c is exhausted.
+func (r *sortedReader) advance(c *cursor) (bool, error) {
+	if c.row+1 < c.b.rows {
+		c.row++
+		return true, r.setKey(c)
+	}
+	if r.run.c == c {
+		r.closeRun()
+	}
+	return r.load(c)
+}
+
+// closeRun turns the current run into slices of the output columns.
+func (r *sortedReader) closeRun() {
+	if r.run.c == nil {
+		return
+	}
+	if r.pending == nil {
+		r.pending = make([][]arrow.Array, len(r.plan.out))
+	}
+	for i, col := range r.plan.out {
+		r.pending[i] = append(r.pending[i], array.NewSlice(r.run.b.cols[col], int64(r.run.start), int64(r.run.end)))
+	}
+	r.run.c, r.run.b = nil, nil
+}
+
+// emit adds c's current row to the output.
+func (r *sortedReader) emit(c *cursor) {
+	if r.run.c == c && r.run.b == c.b && r.run.end == c.row {
+		r.run.end++
+	} else {
+		r.closeRun()
+		r.run.c, r.run.b, r.run.start, r.run.end = c, c.b, c.row, c.row+1
+	}
+	r.keys = append(r.keys, c.key)
+	r.n++
+}
+
+func (r *sortedReader) Next() bool {
+	if r.rec != nil {
+		r.rec.Release()
+		r.rec, r.outKeys = nil, nil
+	}
+	if r.err != nil || r.done {
+		return false
+	}
+	if err := r.fill(); err != nil {
+		r.err = err
+		r.dropPending()
+		return false
+	}
+	if r.n == 0 {
+		r.done = true
+		return false
+	}
+	rec, err := r.flush()
+	if err != nil {
+		r.err = err
+		return false
+	}
+	r.rec = rec
+	return true
+}
+
+// fill merges rows until a batch is full or the files are exhausted.
+func (r *sortedReader) fill() error {
+	var row *arrowRow
+	if r.plan.opts.FilterRows && r.plan.opts.Filter != nil {
+		row = &arrowRow{cols: r.cols}
+	}
+	for r.n < readBatchRows && len(r.h) > 0 {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
+		win := heap.Pop(&r.h).(*cursor)
+		// Older versions of the same key lose.
+		for len(r.h) > 0 && bytes.Equal(r.h[0].key, win.key) {
+			old := r.h[0]
+			ok, err := r.advance(old)
+			if err != nil {
+				return err
+			}
+			if ok {
+				heap.Fix(&r.h, 0)
+			} else {
+				heap.Pop(&r.h)
+				old.close()
+			}
+		}
+		keep := true
+		if row != nil {
+			row.b, row.i = win.b, win.row
+			keep = predicate.Test(r.plan.opts.Filter, row)
+		}
+		if keep {
+			r.emit(win)
+		} else {
+			r.closeRun()
+		}
+		ok, err := r.advance(win)
+		if err != nil {
+			return err
+		}
+		if ok {
+			heap.Push(&r.h, win)
+		} else {
+			if r.run.c == win {
+				r.closeRun()
+			}
+			win.close()
+		}
+	}
+	return nil
+}
+
+// flush builds the output batch from the pending slices.
+func (r *sortedReader) flush() (arrow.RecordBatch, error) {
+	r.closeRun()
+	cols := make([]arrow.Array, len(r.plan.out))
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	var err error
+	for i := range r.plan.out {
+		parts := r.pending[i]
+		r.pending[i] = nil
+		if err == nil {
+			cols[i], err = concat(r.plan.mem, parts)
+		} else {
+			for _, p := range parts {
+				p.Release()
+			}
+		}
+	}
+	n := r.n
+	r.outKeys, r.keys, r.n = r.keys, nil, 0
+	if err != nil {
+		return nil, err
+	}
+	return array.NewRecordBatch(r.plan.outSchema, cols, int64(n)), nil
+}
+
+func (r *sortedReader) dropPending() {
+	r.run.c, r.run.b = nil, nil
+	for i := range r.pending {
+		for _, p := range r.pending[i] {
+			p.Release()
+		}
+		r.pending[i] = nil
+	}
+	r.keys, r.n = nil, 0
+}
+
+func (r *sortedReader) Batch() (arrow.RecordBatch, [][]byte) { return r.rec, r.outKeys }
+func (r *sortedReader) Err() error                           { return r.err }
+
+func (r *sortedReader) Close() error {
+	if r.rec != nil {
+		r.rec.Release()
+		r.rec, r.outKeys = nil, nil
+	}
+	r.dropPending()
+	for _, c := range r.h {
+		c.close()
+	}
+	r.h = nil
+	r.done = true
+	return nil
+}

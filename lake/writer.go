@@ -1,0 +1,344 @@
+package lake
+
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/flusslite/fluss/metadata"
+)
+
+// Keys of the Parquet key-value metadata the lake writes. Other engines
+// ignore them; the lake reads them back.
+const (
+	kvTableID    = "fluss.table_id"
+	kvSnapshotID = "fluss.snapshot_id"
+	kvBucket     = "fluss.bucket"
+	kvPartition  = "fluss.partition"
+	// kvNaNColumns lists (comma-separated table column indexes) the FLOAT
+	// and DOUBLE columns holding a NaN: Parquet statistics leave NaN out of
+	// max, while NaN sorts above every number here, so their max must not
+	// be trusted.
+	kvNaNColumns = "fluss.nan_columns"
+	// kvKeyMin and kvKeyMax are the hex encoded physical keys of the first
+	// and last row of a primary-key table's file.
+	kvKeyMin = "fluss.key_min"
+	kvKeyMax = "fluss.key_max"
+)
+
+// FileWriter writes one Parquet file of a table's lake: the rows of one
+// bucket of one partition. It is not safe for concurrent use; the caller
+// must end it with Close or Abort.
+//
+// For a primary-key table the rows must arrive sorted by their encoded
+// physical key, each key once; Write refuses rows out of order.
+type FileWriter struct {
+	lake   *Lake
+	table  *metadata.TableInfo
+	file   metadata.LakeFile
+	name   string // file-system name
+	f      writeFile
+	sink   *countingWriter
+	pw     *pqarrow.FileWriter
+	schema *arrow.Schema
+	// inTypes are the Arrow types Write expects, per file column.
+	inTypes  []arrow.DataType
+	keyCols  []int
+	keyTypes []metadata.DataType
+	minKey   []byte
+	lastKey  []byte
+	nanCols  map[int]bool
+	done     bool
+}
+
+type countingWriter struct {
+	w writeFile
+	n int64
+}
+
+// Write counts; the sink deliberately has no Close, so that closing the
+// Parquet writer leaves syncing and closing the file to FileWriter.
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// NewFileWriter starts a new data file for the given bucket of a table
+// (partitionName "" and partitionValues nil without partitions), named
+// <table id>/data/<partition name or "-">/b<bucket>/<snapshot id>-<n>.parquet
+// with the first free n.
+func (l *Lake) NewFileWriter(table *metadata.TableInfo, partitionName string, partitionValues []string, bucket int32, snapshotID int64) (*FileWriter, error) {
+	if err := l.checkOpen(); err != nil {
+		return nil, err
+	}
+	switch {
+	case snapshotID < 1:
+		return nil, fmt.Errorf("%w: lake: snapshot id %d must be at least 1", metadata.ErrInvalidValue, snapshotID)
+	case bucket < 0:
+		return nil, fmt.Errorf("%w: lake: bucket %d is negative", metadata.ErrInvalidValue, bucket)
+	case table.IsPartitioned() != (partitionName != ""):
+		return nil, fmt.Errorf("%w: lake: partition %q does not fit table %s", metadata.ErrInvalidValue, partitionName, table.Path)
+	case partitionName != "" && (partitionName == noPartition || !validRelPath(partitionName) || strings.Contains(partitionName, "/")):
+		return nil, fmt.Errorf("%w: lake: partition name %q cannot name a directory", metadata.ErrInvalidValue, partitionName)
+	case len(partitionValues) != len(table.PartitionKeys):
+		return nil, fmt.Errorf("%w: lake: %d partition values for %d partition keys of %s", metadata.ErrInvalidValue, len(partitionValues), len(table.PartitionKeys), table.Path)
+	}
+	schema := fileSchema(table)
+	w := &FileWriter{lake: l, table: table, schema: schema, nanCols: map[int]bool{}}
+	for _, c := range fileColumns(table) {
+		w.inTypes = append(w.inTypes, c.Type.ArrowType())
+	}
+	if table.HasPrimaryKey() {
+		w.keyCols = table.PhysicalKeyIndexes()
+		for _, c := range w.keyCols {
+			w.keyTypes = append(w.keyTypes, table.Schema.Columns[c].Type)
+		}
+	}
+
+	dir := bucketDir(table.TableID, partitionName, bucket)
+	if err := l.fs.MkdirAll(l.abs(dir)); err != nil {
+		return nil, fmt.Errorf("lake: create %s: %w", dir, err)
+	}
+	seqKey := dir + "@" + strconv.FormatInt(snapshotID, 10)
+	l.mu.Lock()
+	n := l.mu.fileSeq[seqKey]
+	l.mu.Unlock()
+	var rel string
+	for {
+		rel = path.Join(dir, fmt.Sprintf("%d-%d.parquet", snapshotID, n))
+		f, err := l.fs.Create(l.abs(rel))
+		if err == nil {
+			w.f = f
+			break
+		}
+		if !isExist(err) {
+			return nil, fmt.Errorf("lake: create %s: %w", rel, err)
+		}
+		// A file of an earlier attempt (a crashed or aborted round) keeps
+		// its name; it is garbage no manifest lists.
+		n++
+	}
+	l.mu.Lock()
+	l.mu.fileSeq[seqKey] = max(l.mu.fileSeq[seqKey], n+1)
+	l.mu.Unlock()
+
+	w.name = l.abs(rel)
+	w.file = metadata.LakeFile{Path: rel, PartitionName: partitionName, PartitionValues: append([]string(nil), partitionValues...), Bucket: bucket}
+	w.sink = &countingWriter{w: w.f}
+	props := parquet.NewWriterProperties(
+		parquet.WithAllocator(l.opts.Allocator),
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithStats(true),
+		parquet.WithMaxRowGroupLength(int64(l.opts.RowGroupRows)),
+		parquet.WithCreatedBy("fluss lake"),
+	)
+	arrowProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(l.opts.Allocator))
+	pw, err := pqarrow.NewFileWriter(schema, w.sink, props, arrowProps)
+	if err != nil {
+		w.f.Close()
+		l.fs.Remove(w.name)
+		return nil, fmt.Errorf("lake: start %s: %w", rel, err)
+	}
+	w.pw = pw
+	for k, v := range map[string]string{
+		kvTableID:    strconv.FormatInt(table.TableID, 10),
+		kvSnapshotID: strconv.FormatInt(snapshotID, 10),
+		kvBucket:     strconv.Itoa(int(bucket)),
+		kvPartition:  partitionName,
+	} {
+		if err := pw.AppendKeyValueMetadata(k, v); err != nil {
+			w.Abort()
+			return nil, fmt.Errorf("lake: start %s: %w", rel, err)
+		}
+	}
+	return w, nil
+}
+
+// Path is the file's path relative to the lake root.
+func (w *FileWriter) Path() string { return w.file.Path }
+
+// Rows is the number of rows written so far.
+func (w *FileWriter) Rows() int64 { return w.file.RowCount }
+
+// Full reports whether the file reached Options.MaxRowsPerFile rows; the
+// caller then closes it and continues in a new file.
+func (w *FileWriter) Full() bool { return w.file.RowCount >= int64(w.lake.opts.MaxRowsPerFile) }
+
+// Write appends rec: the table's columns in schema order, then __bucket
+// INT, __offset BIGINT and __timestamp TIMESTAMP_LTZ(3), with the Arrow
+// types metadata.DataType.ArrowType gives. rec is not retained.
+func (w *FileWriter) Write(rec arrow.RecordBatch) (err error) {
+	if w.done {
+		return fmt.Errorf("lake: write to %s after close", w.file.Path)
+	}
+	if int(rec.NumCols()) != len(w.inTypes) {
+		return fmt.Errorf("%w: lake: a batch of %d columns for %s, which has %d with the system columns",
+			metadata.ErrInvalidValue, rec.NumCols(), w.file.Path, len(w.inTypes))
+	}
+	cols := make([]arrow.Array, len(w.inTypes))
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i, want := range w.inTypes {
+		got := rec.Column(i).DataType()
+		if err := checkLayout("column "+w.schema.Field(i).Name, got, want); err != nil {
+			return fmt.Errorf("%w: lake: %s", metadata.ErrInvalidValue, err)
+		}
+		cols[i] = retype(rec.Column(i), w.schema.Field(i).Type)
+	}
+	for i, c := range cols[:len(w.table.Schema.Columns)] {
+		if !w.nanCols[i] && hasNaN(c) {
+			w.nanCols[i] = true
+		}
+	}
+	if w.keyCols != nil {
+		if err := w.checkKeys(rec); err != nil {
+			return err
+		}
+	}
+	out := array.NewRecordBatch(w.schema, cols, rec.NumRows())
+	defer out.Release()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("lake: write %s: %v", w.file.Path, r)
+		}
+	}()
+	if err := w.pw.WriteBuffered(out); err != nil {
+		return fmt.Errorf("lake: write %s: %w", w.file.Path, err)
+	}
+	w.file.RowCount += rec.NumRows()
+	return nil
+}
+
+func hasNaN(a arrow.Array) bool {
+	switch a := a.(type) {
+	case *array.Float32:
+		for i, v := range a.Float32Values() {
+			if v != v && a.IsValid(i) {
+				return true
+			}
+		}
+	case *array.Float64:
+		for i, v := range a.Float64Values() {
+			if math.IsNaN(v) && a.IsValid(i) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkKeys verifies that rec continues the file's strictly ascending key
+// order; a lake file of a primary-key table is read by a merge that relies
+// on it.
+func (w *FileWriter) checkKeys(rec arrow.RecordBatch) error {
+	vals := make([]any, len(w.keyCols))
+	for row := 0; row < int(rec.NumRows()); row++ {
+		for i, c := range w.keyCols {
+			vals[i] = metadata.ValueAt(rec.Column(c), w.keyTypes[i], row)
+		}
+		key, err := metadata.EncodeOrderedKey(w.keyTypes, vals)
+		if err != nil {
+			return fmt.Errorf("lake: %s row %d: %w", w.file.Path, w.file.RowCount+int64(row), err)
+		}
+		if w.lastKey != nil && bytes.Compare(key, w.lastKey) <= 0 {
+			return fmt.Errorf("%w: lake: rows of %s are not in ascending key order at row %d",
+				metadata.ErrInvalidValue, w.file.Path, w.file.RowCount+int64(row))
+		}
+		if w.minKey == nil {
+			w.minKey = key
+		}
+		w.lastKey = key
+	}
+	return nil
+}
+
+// Close finishes the file (footer, sync) and returns its description for
+// the manifest. The file is not part of any snapshot until a manifest
+// listing it is committed.
+func (w *FileWriter) Close() (lf metadata.LakeFile, err error) {
+	if w.done {
+		return metadata.LakeFile{}, fmt.Errorf("lake: %s closed twice", w.file.Path)
+	}
+	w.done = true
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("lake: close %s: %v", w.file.Path, r)
+		}
+		if err != nil {
+			w.f.Close()
+			w.lake.fs.Remove(w.name)
+		}
+	}()
+	if len(w.nanCols) > 0 {
+		var idx []string
+		for i := range w.table.Schema.Columns {
+			if w.nanCols[i] {
+				idx = append(idx, strconv.Itoa(i))
+			}
+		}
+		if err := w.pw.AppendKeyValueMetadata(kvNaNColumns, strings.Join(idx, ",")); err != nil {
+			return metadata.LakeFile{}, fmt.Errorf("lake: close %s: %w", w.file.Path, err)
+		}
+	}
+	if w.minKey != nil {
+		if err := w.pw.AppendKeyValueMetadata(kvKeyMin, hex.EncodeToString(w.minKey)); err != nil {
+			return metadata.LakeFile{}, fmt.Errorf("lake: close %s: %w", w.file.Path, err)
+		}
+		if err := w.pw.AppendKeyValueMetadata(kvKeyMax, hex.EncodeToString(w.lastKey)); err != nil {
+			return metadata.LakeFile{}, fmt.Errorf("lake: close %s: %w", w.file.Path, err)
+		}
+	}
+	if err := w.pw.Close(); err != nil {
+		return metadata.LakeFile{}, fmt.Errorf("lake: close %s: %w", w.file.Path, err)
+	}
+	if w.lake.opts.Sync {
+		if err := w.f.Sync(); err != nil {
+			return metadata.LakeFile{}, fmt.Errorf("lake: sync %s: %w", w.file.Path, err)
+		}
+	}
+	if err := w.f.Close(); err != nil {
+		return metadata.LakeFile{}, fmt.Errorf("lake: close %s: %w", w.file.Path, err)
+	}
+	if w.lake.opts.Sync {
+		if err := w.lake.fs.SyncDir(filepath.Dir(w.name)); err != nil {
+			return metadata.LakeFile{}, fmt.Errorf("lake: sync directory of %s: %w", w.file.Path, err)
+		}
+	}
+	w.file.SizeBytes = w.sink.n
+	return w.file, nil
+}
+
+// Abort drops the file. Calling it after Close or a second time does
+// nothing.
+func (w *FileWriter) Abort() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	func() {
+		defer func() { recover() }()
+		w.pw.Close()
+	}()
+	w.f.Close()
+	if err := w.lake.fs.Remove(w.name); err != nil && !isNotExist(err) {
+		return fmt.Errorf("lake: abort %s: %w", w.file.Path, err)
+	}
+	return nil
+}
