@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/flusslite/fluss/metadata"
@@ -83,21 +84,35 @@ func (e *Engine) openKv() error {
 		fsys, dir = vfs.NewMem(), kvDirName
 	}
 	logger := pebbleLogger{l: e.opts.Logger}
-	db, err := pebble.Open(dir, &pebble.Options{
+	// Every upsert reads the key's old value first, and most keys of a
+	// growing table are new: bloom filters make those misses cheap, and a
+	// block cache keeps index and data blocks of hot keys decoded.
+	cache := pebble.NewCache(kvCacheBytes)
+	defer cache.Unref()
+	popts := &pebble.Options{
 		FS:              fsys,
 		Logger:          logger,
 		LoggerAndTracer: logger,
+		Cache:           cache,
+		MemTableSize:    64 << 20,
 		// The bucket logs are the write-ahead log: Pebble's state records
 		// the log offset it reflects, and Open replays the logs from
 		// there, so Pebble's own WAL would only write everything twice.
 		DisableWAL: true,
-	})
+	}
+	for i := range popts.Levels {
+		popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	db, err := pebble.Open(dir, popts)
 	if err != nil {
 		return fmt.Errorf("open KV store %s: %w", kvDirName, err)
 	}
 	e.kv = db
 	return nil
 }
+
+// kvCacheBytes is the size of the KV store's block cache.
+const kvCacheBytes = 128 << 20
 
 // closeKv flushes and closes the Pebble store. Flushing keeps the next
 // Open from replaying what is already applied.
