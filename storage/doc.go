@@ -17,18 +17,24 @@
 //     never see at or past it; ReadLog caps its stop offset at the HW of
 //     the moment it opens, so rows written later are never read by it.
 //     OffsetLatest is the HW.
-//   - Statements: every row is checked and coerced before anything is
+//   - Commits: every write goes through Commit, a list of appends,
+//     upserts and deletes over any tables and partitions applied
+//     atomically and in order (Append, Upsert and Delete are commits of
+//     one write). Every row is checked and coerced before anything is
 //     written (wrong arity, NULL in a NOT NULL column or partition key, a
-//     value that does not fit: an error naming the row, column and value).
-//     Each touched bucket gets one record batch (several when a statement
-//     is very large). All batches are written, fsynced when Options.Sync,
-//     and only then does every touched bucket's HW advance: a statement
-//     becomes visible everywhere at once. Writers of one bucket are
-//     serialised; a statement locks its buckets in one global order.
-//   - A failed write is rolled back in every bucket it touched (files
+//     value that does not fit: an error naming the write, row, column and
+//     value). Each touched bucket gets one record batch holding its rows
+//     of every write in order (several when very large). All batches are
+//     written, fsynced when Options.Sync, and only then does every touched
+//     bucket's HW advance: a commit becomes visible everywhere at once.
+//     Writers of one bucket are serialised; a commit locks its buckets in
+//     one global order (table, partition, bucket), so commits of disjoint
+//     buckets run in parallel.
+//   - A failed commit is rolled back in every bucket it touched (files
 //     truncated to where they were). When the roll back or an fsync fails,
-//     the engine refuses further writes (ErrReadOnly): a failed fsync may
-//     have lost pages it had reported written.
+//     the engine refuses further writes (ErrReadOnly, wrapping the cause):
+//     a failed fsync may have lost pages it had reported written. A reopen
+//     recovers.
 //   - Routing: partitions come from the partition-key values (rendered as
 //     Fluss names them); a missing partition is created, and persisted in
 //     the catalog, before the write. With a bucket key the bucket is
@@ -41,11 +47,30 @@
 //
 // # Durability and recovery
 //
-// With Sync (the default) a statement is durable when Append returns.
-// Without it a crash may lose the most recent statements but never
-// corrupts earlier data. Across buckets, atomicity holds for live readers;
-// after a crash a statement whose fsync never completed may survive in
-// some buckets and not others (each bucket keeps it whole or not at all).
+// With Sync (the default) a commit is durable when Commit returns.
+// Without it a crash of the machine may lose the most recent commits but
+// never corrupts earlier data; a crash of the process alone loses nothing
+// written. A commit is atomic across a crash at any point: after Open it
+// is in every bucket it wrote or in none (with Sync; without it, as far
+// as the operating system kept the order of the writes).
+//
+// A commit of one batch is atomic by itself (below: a batch is whole or a
+// torn tail). A commit of several batches goes through the commit journal,
+// <dir>/commits.log (its format is in commit_journal.go): before its first
+// batch, an intent record lists every bucket it writes and the offsets its
+// batches will take there, [start, end), and is fsynced; then the batches
+// are written and fsynced (in parallel). That is the commit point: from
+// then on every listed log reaches its end offset. A done record follows
+// (not fsynced: it only spares Open some work); a commit that fails and
+// rolls back writes a durable abort record instead before it lets go of
+// its buckets, or, when it cannot, turns the engine read-only. Open
+// settles every intent without a done or abort record: when every listed
+// log reaches the end offset the commit stands, otherwise each listed log
+// is cut back to the start offset (those offsets can hold nothing else:
+// the commit held the buckets' locks), before the KV state is replayed.
+// It then empties the journal, as commits do whenever it has grown past
+// 1 MiB and none is in flight. So a commit of several batches costs two
+// rounds of fsync: the intent, then the batches.
 //
 // Open recovers every tablet by scanning every batch of every segment
 // (header, length and CRC-32C):
@@ -60,8 +85,8 @@
 //     stay readable. Reads check every batch's CRC, so damage that appears
 //     after Open is reported the same way.
 //
-// Everything that survives recovery was written by a completed statement,
-// so the HW after Open is the log end offset.
+// Everything that survives recovery was written by a commit that reached
+// its commit point, so the HW after Open is the log end offset.
 //
 // # Primary-key tables
 //
@@ -76,19 +101,20 @@
 // key 'm'+bucket id holds the bucket's flushed offset: the log offset its
 // rows reflect.
 //
-// Upsert and Delete route rows like Append (creating partitions for
+// Upserts and deletes route rows like appends (creating partitions for
 // upserts; a delete in a missing partition is nothing), then, holding the
-// locks of every touched bucket (one global order): read each key's row
-// (this statement's earlier rows first, then Pebble), merge by the table's
-// merge engine (last row, partial update, first_row, versioned), and
-// collect the changelog (+I new; -U old, +U new, or only +U with
+// locks of every bucket of the commit (one global order): read each key's
+// row (this commit's earlier rows first, then Pebble), merge by the
+// table's merge engine (last row, partial update, first_row, versioned),
+// and collect the changelog (+I new; -U old, +U new, or only +U with
 // table.changelog.image WAL; -D old; nothing when nothing changes). Each
 // bucket's changelog is one batch (several when very large); they are
-// appended and fsynced as an Append's, then every bucket's final rows and
-// new flushed offset go to Pebble in one batch, and only then do the high
-// watermarks move: a statement is visible in every bucket, to log readers
-// and to Lookup, at once. A failure before the Pebble write rolls the
-// statement back; a failed Pebble write rolls it back and makes the engine
+// appended and fsynced with the commit's other batches, then every
+// bucket's final rows and new flushed offset, of every table of the
+// commit, go to Pebble in one batch, and only then do the high watermarks
+// move: a commit is visible in every bucket, to log readers and to
+// Lookup, at once. A failure before the Pebble write rolls the commit
+// back; a failed Pebble write rolls it back and makes the engine
 // read-only (the log already held it durably).
 //
 // The log is the source of truth. Pebble runs without its own WAL: its
@@ -102,7 +128,8 @@
 // runs in memory, or on a replaced Options.FS, Pebble uses its in-memory
 // file system: over a reused FS every Open rebuilds the state from the
 // logs. Options.TestingSkipKvApply simulates a crash between the log and
-// the Pebble write.
+// the Pebble write; Options.TestingCrashCommit stops a commit before any
+// of its batches or after its commit point.
 //
 // # KV snapshots
 //
@@ -158,6 +185,7 @@
 //
 //	<dir>/LOCK                       flock held while an Engine is open
 //	<dir>/catalog.json               the catalog
+//	<dir>/commits.log                the commit journal
 //	<dir>/data/<table id>/b<bucket>/                       a bucket's log
 //	<dir>/data/<table id>/p<partition id>/b<bucket>/       of a partition
 //	    <base offset %020d>.log      segment: record batches back to back
@@ -175,7 +203,10 @@
 // is removed by the next Open.
 //
 // InMemory runs the same code over NewMemFS; Options.FS replaces the file
-// system altogether (tests inject faults there).
+// system altogether. Tests inject faults there: FaultFS fails the nth
+// write, fsync, rename or creation with the error of their choice, and
+// NewCrashMemFS remembers what was fsynced so that MemFSAfterCrash gives
+// what a power loss would leave.
 //
 // The lock is an OS flock on <dir>/LOCK: held by another process (or by
 // another Engine of this process: flock locks belong to the open file) it

@@ -50,6 +50,9 @@ type Engine struct {
 	// durability unknown (a failed fsync or roll back); writes are then
 	// refused with ErrReadOnly.
 	failed atomic.Pointer[error]
+	// journal is the commit journal of commits that write more than one
+	// batch (commit_journal.go).
+	journal *commitJournal
 
 	// kv is the Pebble store holding the live rows of every primary-key
 	// bucket (see kv_store.go).
@@ -108,8 +111,15 @@ func Open(opts Options) (*Engine, error) {
 		lock.Close()
 		return nil, err
 	}
+	if err := e.recoverCommits(); err != nil {
+		e.closeJournal()
+		e.closeTablets()
+		lock.Close()
+		return nil, err
+	}
 	if err := e.recoverKv(); err != nil {
 		e.closeKv()
+		e.closeJournal()
 		e.closeTablets()
 		lock.Close()
 		return nil, err
@@ -249,12 +259,25 @@ func (e *Engine) Close() error {
 	if terr := e.closeTablets(); err == nil {
 		err = terr
 	}
+	if jerr := e.closeJournal(); err == nil {
+		err = jerr
+	}
 	if e.lock != nil {
 		if lerr := e.lock.Close(); err == nil {
 			err = lerr
 		}
 	}
 	return err
+}
+
+func (e *Engine) closeJournal() error {
+	if e.journal == nil {
+		return nil
+	}
+	if err := e.journal.close(); err != nil {
+		return fmt.Errorf("close commit journal: %w", err)
+	}
+	return nil
 }
 
 func (e *Engine) closeTablets() error {

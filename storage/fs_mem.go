@@ -19,22 +19,66 @@ import (
 // NewMemFS returns an empty file system held in memory. Sync is a no-op;
 // removing or renaming a file leaves open handles working on its data, as
 // on Unix.
-func NewMemFS() FS {
-	return &memFS{files: map[string]*memData{}, dirs: map[string]bool{".": true, string(filepath.Separator): true}, locks: map[string]bool{}}
+func NewMemFS() FS { return newMemFS(false) }
+
+// NewCrashMemFS is NewMemFS that also remembers what Sync and SyncDir
+// made durable (at the cost of a second copy of what was synced), so
+// that MemFSAfterCrash can tell what a power loss would leave.
+func NewCrashMemFS() FS { return newMemFS(true) }
+
+func newMemFS(track bool) *memFS {
+	return &memFS{files: map[string]*memData{}, durable: map[string]*memData{}, dirs: map[string]bool{".": true, string(filepath.Separator): true}, locks: map[string]bool{}, track: track}
+}
+
+// MemFSAfterCrash returns, as a new file system (itself crashable), what
+// of fsys (made by NewCrashMemFS) a power loss at this moment would
+// leave, assuming the worst of the disk: every file holds what it held at
+// its last Sync (nothing, if never synced), and only the names a SyncDir
+// of their directory made durable exist. Directories are kept. Tests
+// reopen an engine on the result to check what survives a crash.
+func MemFSAfterCrash(fsys FS) (FS, error) {
+	m, ok := fsys.(*memFS)
+	if !ok || !m.track {
+		return nil, fmt.Errorf("MemFSAfterCrash: %T is not a file system made by NewCrashMemFS", fsys)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := newMemFS(true)
+	for name, d := range m.durable {
+		d.mu.RLock()
+		b := slices.Clone(d.synced)
+		d.mu.RUnlock()
+		nd := &memData{b: b, synced: slices.Clone(b), dirtyFrom: len(b), track: true, name: filepath.Base(name), mod: time.Now()}
+		out.files[name] = nd
+		out.durable[name] = nd
+	}
+	for dir := range m.dirs {
+		out.dirs[dir] = true
+	}
+	return out, nil
 }
 
 type memFS struct {
 	mu    sync.Mutex // guards the maps
 	files map[string]*memData
-	dirs  map[string]bool
-	locks map[string]bool
+	// durable maps the names a SyncDir of their directory made durable
+	// to their files.
+	durable map[string]*memData
+	dirs    map[string]bool
+	locks   map[string]bool
+	track   bool // remember what was synced (NewCrashMemFS)
 }
 
 type memData struct {
-	mu   sync.RWMutex // guards b
+	mu   sync.RWMutex // guards b, synced and dirtyFrom
 	b    []byte
 	mod  time.Time
 	name string
+	// With tracking: synced is the content as of the last Sync, and
+	// b[:dirtyFrom] has not changed since, so a Sync copies only the rest.
+	track     bool
+	synced    []byte
+	dirtyFrom int
 }
 
 func clean(name string) string { return filepath.Clean(name) }
@@ -58,12 +102,13 @@ func (m *memFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) 
 		if !m.dirs[filepath.Dir(name)] {
 			return nil, pathErr("open", name, fs.ErrNotExist)
 		}
-		d = &memData{name: filepath.Base(name), mod: time.Now()}
+		d = &memData{name: filepath.Base(name), mod: time.Now(), track: m.track}
 		m.files[name] = d
 	}
 	if flag&os.O_TRUNC != 0 {
 		d.mu.Lock()
 		d.b = nil
+		d.dirtyFrom = 0
 		d.mu.Unlock()
 	}
 	return &memFile{d: d, writable: flag&(os.O_RDWR|os.O_WRONLY) != 0}, nil
@@ -186,8 +231,24 @@ func (m *memFS) Stat(name string) (fs.FileInfo, error) {
 }
 
 func (m *memFS) SyncDir(name string) error {
-	if _, err := m.Stat(name); err != nil {
-		return err
+	name = clean(name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.dirs[name] {
+		return pathErr("sync", name, fs.ErrNotExist)
+	}
+	if !m.track {
+		return nil
+	}
+	for k := range m.durable {
+		if filepath.Dir(k) == name && m.files[k] != m.durable[k] {
+			delete(m.durable, k)
+		}
+	}
+	for k, d := range m.files {
+		if filepath.Dir(k) == name {
+			m.durable[k] = d
+		}
 	}
 	return nil
 }
@@ -278,6 +339,7 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 		f.d.b = slices.Grow(f.d.b, int(end)-len(f.d.b))[:end]
 	}
 	copy(f.d.b[off:], p)
+	f.d.dirtyFrom = min(f.d.dirtyFrom, int(off))
 	f.d.mod = time.Now()
 	return len(p), nil
 }
@@ -291,6 +353,7 @@ func (f *memFile) Truncate(size int64) error {
 	}
 	f.d.mu.Lock()
 	defer f.d.mu.Unlock()
+	f.d.dirtyFrom = min(f.d.dirtyFrom, int(size), len(f.d.b))
 	if size <= int64(len(f.d.b)) {
 		f.d.b = f.d.b[:size]
 	} else {
@@ -303,6 +366,14 @@ func (f *memFile) Sync() error {
 	if f.closed.Load() {
 		return os.ErrClosed
 	}
+	if !f.d.track {
+		return nil
+	}
+	f.d.mu.Lock()
+	k := min(f.d.dirtyFrom, len(f.d.synced), len(f.d.b))
+	f.d.synced = append(f.d.synced[:k], f.d.b[k:]...)
+	f.d.dirtyFrom = len(f.d.b)
+	f.d.mu.Unlock()
 	return nil
 }
 

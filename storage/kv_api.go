@@ -12,9 +12,10 @@ type UpsertOptions struct {
 	TargetColumns []int
 }
 
-// WriteResult is the outcome of a write to a primary-key table.
+// WriteResult is the outcome of one write (of a commit).
 type WriteResult struct {
-	// RowsAffected counts rows inserted plus rows whose stored value
+	// RowsAffected counts, for an append, the rows appended; for an
+	// upsert or a delete, rows inserted plus rows whose stored value
 	// changed: an upsert that changes nothing, an ignored first_row
 	// upsert and a delete of a missing key count 0.
 	RowsAffected int64

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,20 +10,19 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/flusslite/fluss/metadata"
-	"github.com/flusslite/fluss/storage/internal/logformat"
 )
 
 // Upsert writes full rows (schema order, canonical values) to a
 // primary-key table: a new key is inserted, an existing one merged by the
-// table's merge engine (see mergeRow). Every row is checked and coerced
+// table's merge engine (see merger.upsert). Every row is checked and coerced
 // before anything is written; NULL in a key column is ErrConstraint. Each
 // touched bucket gets one changelog batch with the full images (+I; -U
 // old, +U new; nothing when nothing changes; only +U for an update when
 // table.changelog.image is WAL), written like an Append: visible in every
-// bucket at once, or not at all. Rows of one key in one statement apply
-// in order.
+// bucket at once, or not at all, also across a crash. Rows of one key in
+// one statement apply in order. It is a Commit of one write.
 func (e *Engine) Upsert(ctx context.Context, path metadata.TablePath, rows [][]any, opts UpsertOptions) (WriteResult, error) {
-	return e.writeKv(ctx, path, rows, false, opts.TargetColumns)
+	return e.commitOne(ctx, Write{Path: path, Kind: WriteUpsert, Rows: rows, Upsert: opts})
 }
 
 // Delete removes the keys of the given full-schema rows (only the
@@ -33,51 +31,15 @@ func (e *Engine) Upsert(ctx context.Context, path metadata.TablePath, rows [][]a
 // does not, is no change. The first_row and versioned merge engines
 // ignore deletes, as Fluss does.
 func (e *Engine) Delete(ctx context.Context, path metadata.TablePath, rows [][]any) (WriteResult, error) {
-	return e.writeKv(ctx, path, rows, true, nil)
+	return e.commitOne(ctx, Write{Path: path, Kind: WriteDelete, Rows: rows})
 }
 
-func (e *Engine) writeKv(ctx context.Context, path metadata.TablePath, rows [][]any, del bool, target []int) (WriteResult, error) {
-	if f := e.failed.Load(); f != nil {
-		return WriteResult{}, fmt.Errorf("%w: an earlier write failed: %w", metadata.ErrReadOnly, *f)
+func (e *Engine) commitOne(ctx context.Context, w Write) (WriteResult, error) {
+	res, err := e.Commit(ctx, []Write{w})
+	if err != nil {
+		return WriteResult{}, err
 	}
-	for attempt := 0; ; attempt++ {
-		cat, err := e.readLock()
-		if err != nil {
-			return WriteResult{}, err
-		}
-		entry, err := cat.table(path)
-		e.mu.RUnlock()
-		if err != nil {
-			return WriteResult{}, err
-		}
-		info := &entry.Info
-		if !info.HasPrimaryKey() {
-			what := "upserts"
-			if del {
-				what = "deletes"
-			}
-			return WriteResult{}, fmt.Errorf("%w: table %s has no primary key: %s need a primary-key table", metadata.ErrUnsupported, path, what)
-		}
-		only := info.PrimaryKeyIndexes()
-		if !del {
-			if only, err = partialColumns(info, target); err != nil {
-				return WriteResult{}, err
-			}
-		}
-		routed, err := routeRows(info, rows, only)
-		if err != nil {
-			return WriteResult{}, err
-		}
-		var res WriteResult
-		retry, err := e.withPartitions(ctx, path, info.TableID, info.SchemaID, routed.partValues, !del, func(entry *tableEntry) error {
-			var err error
-			res, err = e.writeKvLocked(entry, routed, del, only)
-			return err
-		})
-		if !retry || attempt >= 5 {
-			return res, err
-		}
-	}
+	return res[0], nil
 }
 
 // partialColumns checks the target columns of a partial update as Fluss
@@ -119,15 +81,6 @@ func partialColumns(info *metadata.TableInfo, target []int) ([]int, error) {
 		}
 	}
 	return slices.Clone(target), nil
-}
-
-// kvWrite is one bucket's share of a primary-key statement.
-type kvWrite struct {
-	*bucketWrite
-	kb *kvBucket
-	// state holds each touched key's row after the statement (nil:
-	// deleted), keyed by the Pebble key.
-	state map[string][]any
 }
 
 // merger applies a table's merge engine.
@@ -197,171 +150,6 @@ func rowsEqual(a, b []any) bool {
 		}
 	}
 	return true
-}
-
-// writeKvLocked applies a statement to a primary-key table; the caller
-// holds mu shared. Per bucket, under the bucket's lock: read each key's
-// current row (this statement's earlier rows first, then Pebble), merge,
-// and collect the changelog; then append every bucket's changelog (fsync
-// when Sync), apply all buckets' final rows and flushed offsets to Pebble
-// in one batch, and only then advance the high watermarks.
-func (e *Engine) writeKvLocked(entry *tableEntry, routed routedRows, del bool, target []int) (WriteResult, error) {
-	info := &entry.Info
-	groups := map[metadata.TableBucket][]int{}
-	for r := range routed.values {
-		tb := metadata.TableBucket{TableID: info.TableID, PartitionID: metadata.NonPartitioned, Bucket: int32(routed.buckets[r])}
-		if routed.partitions != nil {
-			p, ok := entry.partitionByName(routed.partitions[r])
-			if !ok {
-				continue // a delete in a partition that does not exist
-			}
-			tb.PartitionID = p.ID
-		}
-		groups[tb] = append(groups[tb], r)
-	}
-	writes := make([]*kvWrite, 0, len(groups))
-	for tb, rows := range groups {
-		w := &kvWrite{bucketWrite: &bucketWrite{tb: tb, rows: rows}, state: map[string][]any{}}
-		if del {
-			if w.t = e.tablet(tb); w.t == nil {
-				continue // never written: nothing to delete
-			}
-		} else {
-			var err error
-			if w.t, err = e.tabletForWrite(tb); err != nil {
-				return WriteResult{}, err
-			}
-		}
-		w.kb = e.kvBucketState(tb)
-		if w.kb.broken != nil {
-			return WriteResult{}, w.kb.broken
-		}
-		writes = append(writes, w)
-	}
-	slices.SortFunc(writes, func(a, b *kvWrite) int {
-		return cmp.Or(cmp.Compare(a.tb.PartitionID, b.tb.PartitionID), cmp.Compare(a.tb.Bucket, b.tb.Bucket))
-	})
-	for _, w := range writes {
-		w.t.mu.Lock()
-	}
-	defer func() {
-		for _, w := range writes {
-			w.t.mu.Unlock()
-		}
-	}()
-	if f := e.failed.Load(); f != nil {
-		return WriteResult{}, fmt.Errorf("%w: an earlier write failed: %w", metadata.ErrReadOnly, *f)
-	}
-
-	m := newMerger(info, target)
-	kc := newKeyCodec(info)
-	var affected int64
-	bws := make([]*bucketWrite, len(writes))
-	for i, w := range writes {
-		bws[i] = w.bucketWrite
-		var (
-			out     [][]any
-			changes []byte
-		)
-		for _, r := range w.rows {
-			in := routed.values[r]
-			key, err := kc.key(w.tb, in)
-			if err != nil {
-				return WriteResult{}, fmt.Errorf("row %d: key: %w", r+1, err)
-			}
-			old, ok := w.state[string(key)]
-			if !ok {
-				if old, err = e.kvGet(entry, key); err != nil {
-					return WriteResult{}, err
-				}
-			}
-			if del {
-				if old == nil || !m.deletes() {
-					continue
-				}
-				out = append(out, old)
-				changes = append(changes, logformat.ChangeDelete)
-				w.state[string(key)] = nil
-				affected++
-				continue
-			}
-			next, changed := m.upsert(old, in)
-			if !changed {
-				continue
-			}
-			switch {
-			case old == nil:
-				out = append(out, next)
-				changes = append(changes, logformat.ChangeInsert)
-			case m.wal:
-				out = append(out, next)
-				changes = append(changes, logformat.ChangeUpdateAfter)
-			default:
-				out = append(out, old, next)
-				changes = append(changes, logformat.ChangeUpdateBefore, logformat.ChangeUpdateAfter)
-			}
-			w.state[string(key)] = next
-			affected++
-		}
-		for start := 0; start < len(out); start += maxBatchRows {
-			end := min(start+maxBatchRows, len(out))
-			b, err := e.encodeRows(entry, out[start:end], changes[start:end])
-			if err != nil {
-				return WriteResult{}, err
-			}
-			w.batches = append(w.batches, b)
-		}
-	}
-	if affected == 0 {
-		return WriteResult{}, nil
-	}
-	if err := e.appendAndSyncLocked(info, bws); err != nil {
-		return WriteResult{}, err
-	}
-
-	batch := e.kv.NewBatch()
-	defer batch.Close()
-	var buf []byte
-	for _, w := range writes {
-		if len(w.batches) == 0 {
-			continue
-		}
-		for key, row := range w.state {
-			var err error
-			if row == nil {
-				err = batch.Delete([]byte(key), nil)
-			} else if buf, err = encodeRowValue(buf[:0], info.SchemaID, entry.types, row); err == nil {
-				err = batch.Set([]byte(key), buf, nil)
-			}
-			if err != nil {
-				e.rollbackLocked(info, bws, err, true)
-				return WriteResult{}, fmt.Errorf("write %s: %w", info.Path, err)
-			}
-		}
-		if err := batch.Set(kvMetaKey(w.tb), offsetValue(w.t.mu.leo), nil); err != nil {
-			e.rollbackLocked(info, bws, err, true)
-			return WriteResult{}, fmt.Errorf("write %s: %w", info.Path, err)
-		}
-	}
-	if e.opts.TestingSkipKvApply {
-		// A simulated crash between the log write and the KV write: the
-		// statement is durable in the log, and only a reopen brings the
-		// KV state up to date.
-		failure := errors.New("testing: the KV write of a statement was skipped (TestingSkipKvApply); reopen the engine")
-		e.failed.CompareAndSwap(nil, &failure)
-	} else if err := batch.Commit(pebble.NoSync); err != nil {
-		// The log already holds the statement durably; rolled back, it
-		// could still come back after a crash, so no more writes.
-		e.rollbackLocked(info, bws, err, true)
-		return WriteResult{}, fmt.Errorf("write %s: KV store: %w", info.Path, err)
-	}
-	for _, w := range writes {
-		w.t.hw.Store(w.t.mu.leo)
-		if len(w.batches) > 0 && !e.opts.TestingSkipKvApply {
-			w.kb.applied.Store(w.t.mu.leo)
-		}
-	}
-	return WriteResult{RowsAffected: affected}, nil
 }
 
 // kvGet reads a key's committed row from Pebble; nil when absent.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -530,4 +531,97 @@ func (t *logTablet) close() error {
 	}
 	t.mu.closed = true
 	return t.closeFiles()
+}
+
+// truncateTo cuts the log back so that it ends at offset off, a batch
+// boundary: recovery removes with it the batches of a commit that never
+// reached its commit point. Segments starting after off are removed and
+// the one holding off is truncated at that batch. Nothing changes when
+// the log already ends at or before off.
+func (t *logTablet) truncateTo(off int64) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.mu.closed {
+		return fmt.Errorf("log of %s: %w", t.tb, metadata.ErrClosed)
+	}
+	if t.mu.leo <= off {
+		return nil
+	}
+	if off < t.logStart.Load() {
+		return fmt.Errorf("%w: %s: cannot cut the log at offset %d before its start %d", metadata.ErrCorrupt, t.tb, off, t.logStart.Load())
+	}
+	keep := len(t.mu.segments)
+	for keep > 1 && t.mu.segments[keep-1].base > off {
+		keep--
+	}
+	seg := t.mu.segments[keep-1]
+	pos, idx, err := t.batchPosition(seg, off)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, gone := range t.mu.segments[keep:] {
+		gone.unref()
+		for _, name := range []string{gone.logPath, filepath.Join(t.dir, segmentName(gone.base, ".index"))} {
+			if err := t.fs.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("remove %s: %w", gone.rel, err))
+			}
+		}
+	}
+	removed := len(t.mu.segments) > keep
+	t.mu.segments = t.mu.segments[:keep]
+	if err := seg.f.Truncate(pos); err != nil {
+		errs = append(errs, fmt.Errorf("truncate %s: %w", seg.rel, err))
+	} else if t.opts.Sync {
+		if err := seg.f.Sync(); err != nil {
+			errs = append(errs, fmt.Errorf("sync %s: %w", seg.rel, err))
+		}
+	}
+	if removed && t.opts.Sync {
+		if err := t.fs.SyncDir(t.dir); err != nil {
+			errs = append(errs, fmt.Errorf("sync %s: %w", t.rel, err))
+		}
+	}
+	seg.size, seg.next = pos, off
+	seg.index = seg.index[:idx]
+	seg.sinceIdx = pos
+	if idx > 0 {
+		seg.sinceIdx = pos - seg.index[idx-1].pos
+	}
+	t.writeIndex(seg)
+	t.mu.leo = off
+	t.hw.Store(off)
+	return errors.Join(errs...)
+}
+
+// batchPosition finds the byte position in seg of the batch at offset off
+// (or the segment's end, when off is where it ends) by walking the batch
+// headers from the closest index entry, and how many index entries lie
+// before it.
+func (t *logTablet) batchPosition(seg *segment, off int64) (pos int64, idx int, err error) {
+	cur := seg.base
+	for idx < len(seg.index) && seg.index[idx].offset <= off {
+		cur, pos = seg.index[idx].offset, seg.index[idx].pos
+		idx++
+	}
+	if idx > 0 && cur == off {
+		// The entry itself points at the batch: it goes with it.
+		return pos, idx - 1, nil
+	}
+	hdr := make([]byte, logformat.HeaderSize)
+	for cur < off && pos < seg.size {
+		if _, err := seg.f.ReadAt(hdr, pos); err != nil {
+			return 0, 0, fmt.Errorf("read segment %s at byte %d: %w", seg.rel, pos, err)
+		}
+		h, err := logformat.ParseHeader(hdr)
+		if err != nil {
+			return 0, 0, fmt.Errorf("segment %s at byte %d: %w", seg.rel, pos, err)
+		}
+		cur = h.NextOffset()
+		pos += h.Size()
+	}
+	if cur != off {
+		return 0, 0, fmt.Errorf("%w: segment %s has no batch boundary at offset %d", metadata.ErrCorrupt, seg.rel, off)
+	}
+	return pos, idx, nil
 }

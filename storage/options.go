@@ -41,6 +41,15 @@ type Options struct {
 	// between the two. The engine then refuses further writes; reopening
 	// it replays the log and restores the state.
 	TestingSkipKvApply bool
+	// TestingCrashCommit is for tests: it is asked before each batch of a
+	// commit is written (batches counts those already written, recorded
+	// false) and once after the commit point (every batch written and
+	// fsynced; recorded true). Returning true stops the commit there as
+	// if the process had died: nothing is rolled back, the commit returns
+	// an error and the engine refuses further writes; reopening it
+	// recovers (none of the commit before its commit point, all of it
+	// after).
+	TestingCrashCommit func(batches int, recorded bool) bool
 	// Allocator backs the Arrow memory of writes and reads; nil: the
 	// default allocator.
 	Allocator memory.Allocator

@@ -1,0 +1,700 @@
+package storage
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/storage/internal/logformat"
+)
+
+// WriteKind is the kind of one write of a commit.
+type WriteKind int
+
+const (
+	// WriteAppend appends full rows (schema order) to a log table.
+	WriteAppend WriteKind = iota
+	// WriteUpsert upserts rows into a primary-key table, as Upsert.
+	WriteUpsert
+	// WriteDelete deletes the keys of rows from a primary-key table, as
+	// Delete.
+	WriteDelete
+)
+
+func (k WriteKind) String() string {
+	switch k {
+	case WriteAppend:
+		return "append"
+	case WriteUpsert:
+		return "upsert"
+	case WriteDelete:
+		return "delete"
+	}
+	return fmt.Sprintf("WriteKind(%d)", int(k))
+}
+
+// Write is one write of a commit.
+type Write struct {
+	Path metadata.TablePath
+	Kind WriteKind
+	// Rows are full-schema rows; a delete reads only their primary-key
+	// columns, a partial update only its target columns.
+	Rows [][]any
+	// Upsert shapes a WriteUpsert (a partial update); ignored otherwise.
+	Upsert UpsertOptions
+}
+
+// Commit applies every write atomically: either all of them become
+// visible (and, with Sync, durable when Commit returns) or none, also
+// across a crash at any point. Writes apply in order: a later write sees
+// the state the earlier ones produced (an upsert and then a delete of one
+// key in one commit leave no row). Every row of every write is checked and
+// coerced before anything is written; missing partitions of appends and
+// upserts are created first (a partition stays even when the commit then
+// fails). The results are per write: rows appended, or RowsAffected as
+// Upsert and Delete count them.
+//
+// Per touched bucket a commit writes one record batch (several when very
+// large) holding its rows from every write in order. A commit that writes
+// more than one batch goes through the commit journal (commit_journal.go);
+// a failure rolls everything back, and the engine keeps working unless the
+// failure leaves the state on disk unknown (a failed fsync or roll back),
+// when it refuses further writes with ErrReadOnly until reopened.
+func (e *Engine) Commit(ctx context.Context, writes []Write) ([]WriteResult, error) {
+	if err := e.readOnlyErr(); err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		preps, err := e.prepareWrites(writes)
+		if err != nil {
+			return nil, err
+		}
+		res, retry, err := e.commitPrepared(ctx, preps)
+		if !retry {
+			return res, err
+		}
+		if attempt >= 5 {
+			return nil, fmt.Errorf("commit to %s: the tables keep changing under the write", commitLabel(preps))
+		}
+	}
+}
+
+func (e *Engine) readOnlyErr() error {
+	if f := e.failed.Load(); f != nil {
+		return fmt.Errorf("%w: an earlier write failed: %w", metadata.ErrReadOnly, *f)
+	}
+	return nil
+}
+
+// preparedWrite is a write checked against its table, its rows routed.
+type preparedWrite struct {
+	w        *Write
+	pos      int // index in the commit, for messages
+	of       int // writes in the commit
+	tableID  int64
+	schemaID int32
+	pk       bool
+	target   []int // columns of a partial update; nil: whole rows
+	routed   routedRows
+}
+
+// wrap names the write in a commit of several; a single write's errors
+// read as the statement's own.
+func (p *preparedWrite) wrap(err error) error {
+	if p.of <= 1 || err == nil {
+		return err
+	}
+	return fmt.Errorf("write %d of %d (%s %s): %w", p.pos+1, p.of, p.w.Kind, p.w.Path, err)
+}
+
+// prepareWrites checks each write against its table and routes its rows.
+func (e *Engine) prepareWrites(writes []Write) ([]*preparedWrite, error) {
+	cat, err := e.readLock()
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]*tableEntry, len(writes))
+	for i := range writes {
+		entries[i], err = cat.table(writes[i].Path)
+		if err != nil {
+			e.mu.RUnlock()
+			p := preparedWrite{w: &writes[i], pos: i, of: len(writes)}
+			return nil, p.wrap(err)
+		}
+	}
+	e.mu.RUnlock()
+	preps := make([]*preparedWrite, len(writes))
+	for i := range writes {
+		w := &writes[i]
+		info := &entries[i].Info
+		p := &preparedWrite{w: w, pos: i, of: len(writes), tableID: info.TableID, schemaID: info.SchemaID, pk: info.HasPrimaryKey()}
+		var only []int
+		switch w.Kind {
+		case WriteAppend:
+			if p.pk {
+				return nil, p.wrap(fmt.Errorf("%w: table %s has a primary key: appends are for log tables", metadata.ErrUnsupported, w.Path))
+			}
+		case WriteUpsert, WriteDelete:
+			if !p.pk {
+				what := "upserts"
+				if w.Kind == WriteDelete {
+					what = "deletes"
+				}
+				return nil, p.wrap(fmt.Errorf("%w: table %s has no primary key: %s need a primary-key table", metadata.ErrUnsupported, w.Path, what))
+			}
+			if w.Kind == WriteDelete {
+				only = info.PrimaryKeyIndexes()
+			} else if p.target, err = partialColumns(info, w.Upsert.TargetColumns); err != nil {
+				return nil, p.wrap(err)
+			} else {
+				only = p.target
+			}
+		default:
+			return nil, p.wrap(fmt.Errorf("%w: write kind %d", metadata.ErrInvalidValue, int(w.Kind)))
+		}
+		if p.routed, err = routeRows(info, w.Rows, only); err != nil {
+			return nil, p.wrap(err)
+		}
+		preps[i] = p
+	}
+	return preps, nil
+}
+
+// commitLabel names the tables of a commit, for messages.
+func commitLabel(preps []*preparedWrite) string {
+	var names []string
+	for _, p := range preps {
+		if s := p.w.Path.String(); !slices.Contains(names, s) {
+			names = append(names, s)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// commitPrepared runs the commit with the shared lock held, once every
+// table still is the one the rows were routed for and every partition the
+// appends and upserts need exists (missing ones are created and persisted
+// first). retry is true when a table changed under it.
+func (e *Engine) commitPrepared(ctx context.Context, preps []*preparedWrite) (res []WriteResult, retry bool, err error) {
+	for range 3 {
+		if err := ctx.Err(); err != nil {
+			return nil, false, err
+		}
+		cat, err := e.readLock()
+		if err != nil {
+			return nil, false, err
+		}
+		entries := make([]*tableEntry, len(preps))
+		missing := map[int64]map[string][]string{}
+		for i, p := range preps {
+			entry, err := cat.table(p.w.Path)
+			if err != nil || entry.Info.TableID != p.tableID || entry.Info.SchemaID != p.schemaID {
+				e.mu.RUnlock()
+				return nil, err == nil, p.wrap(err)
+			}
+			entries[i] = entry
+			if p.w.Kind == WriteDelete {
+				continue // a delete in a missing partition deletes nothing
+			}
+			for name, vals := range p.routed.partValues {
+				if _, ok := entry.partitionByName(name); !ok {
+					if missing[p.tableID] == nil {
+						missing[p.tableID] = map[string][]string{}
+					}
+					missing[p.tableID][name] = vals
+				}
+			}
+		}
+		if len(missing) == 0 {
+			res, err := e.commitLocked(preps, entries)
+			e.mu.RUnlock()
+			return res, false, err
+		}
+		e.mu.RUnlock()
+		// Dynamic partitions: created (and persisted) before the write.
+		if err := e.writeLock(); err != nil {
+			return nil, false, err
+		}
+		for _, id := range slices.Sorted(maps.Keys(missing)) {
+			if e.mu.cat.byID[id] == nil {
+				e.mu.Unlock()
+				return nil, true, nil
+			}
+			var vals [][]string
+			for _, v := range missing[id] {
+				vals = append(vals, v)
+			}
+			slices.SortFunc(vals, func(a, b []string) int { return slices.Compare(a, b) })
+			if _, err := e.addPartitionsLocked(id, vals); err != nil {
+				e.mu.Unlock()
+				return nil, false, err
+			}
+		}
+		e.mu.Unlock()
+	}
+	return nil, true, nil
+}
+
+// commitBucket is one bucket's share of a commit.
+type commitBucket struct {
+	bucketWrite
+	entry *tableEntry
+	// rows are the bucket's new records in order: a log table's rows, or
+	// a primary-key table's changelog images with their change types.
+	rows    [][]any
+	changes []byte
+	// Primary-key buckets: the KV state, and each touched key's row after
+	// the commit (nil: deleted) keyed by the Pebble key.
+	kb    *kvBucket
+	state map[string][]any
+}
+
+// bucketWrite is what the log side of a commit needs of one bucket.
+type bucketWrite struct {
+	tb      metadata.TableBucket
+	t       *logTablet
+	batches [][]byte
+	mark    tabletMark
+	marked  bool // mark taken: something may have been written
+}
+
+// commitLocked applies the prepared writes; the caller holds mu shared
+// and has made sure every partition exists.
+func (e *Engine) commitLocked(preps []*preparedWrite, entries []*tableEntry) ([]WriteResult, error) {
+	buckets := map[metadata.TableBucket]*commitBucket{}
+	dest := make([][]*commitBucket, len(preps)) // per write and row: its bucket; nil: nothing to do
+	for i, p := range preps {
+		entry := entries[i]
+		info := &entry.Info
+		n := len(p.routed.values)
+		dest[i] = make([]*commitBucket, n)
+		// Keyless rows go round-robin, continuing where the table's
+		// previous write stopped.
+		var rr uint64
+		if p.w.Kind == WriteAppend && len(info.BucketKeys) == 0 && n > 0 {
+			rr = entry.roundRobin.Add(uint64(n)) - uint64(n)
+		}
+		for r := range n {
+			tb := metadata.TableBucket{TableID: info.TableID, PartitionID: metadata.NonPartitioned}
+			if p.routed.partitions != nil {
+				part, ok := entry.partitionByName(p.routed.partitions[r])
+				if !ok {
+					continue // a delete in a partition that does not exist
+				}
+				tb.PartitionID = part.ID
+			}
+			b := p.routed.buckets[r]
+			if b < 0 {
+				b = int((rr + uint64(r)) % uint64(info.NumBuckets))
+			}
+			tb.Bucket = int32(b)
+			cb := buckets[tb]
+			if cb == nil {
+				var t *logTablet
+				if p.w.Kind == WriteDelete {
+					if t = e.tablet(tb); t == nil {
+						continue // never written: nothing to delete
+					}
+				} else {
+					var err error
+					if t, err = e.tabletForWrite(tb); err != nil {
+						return nil, p.wrap(err)
+					}
+				}
+				cb = &commitBucket{bucketWrite: bucketWrite{tb: tb, t: t}, entry: entry}
+				if p.pk {
+					cb.kb = e.kvBucketState(tb)
+					if cb.kb.broken != nil {
+						return nil, p.wrap(cb.kb.broken)
+					}
+					cb.state = map[string][]any{}
+				}
+				buckets[tb] = cb
+			}
+			dest[i][r] = cb
+		}
+	}
+	locked := make([]*commitBucket, 0, len(buckets))
+	for _, cb := range buckets {
+		locked = append(locked, cb)
+	}
+	// One lock order for every writer (table, partition, bucket): no
+	// deadlock between commits touching the same buckets.
+	slices.SortFunc(locked, func(a, b *commitBucket) int {
+		return cmp.Or(cmp.Compare(a.tb.TableID, b.tb.TableID), cmp.Compare(a.tb.PartitionID, b.tb.PartitionID), cmp.Compare(a.tb.Bucket, b.tb.Bucket))
+	})
+	for _, cb := range locked {
+		cb.t.mu.Lock()
+	}
+	defer func() {
+		for _, cb := range locked {
+			cb.t.mu.Unlock()
+		}
+	}()
+	if err := e.readOnlyErr(); err != nil {
+		return nil, err
+	}
+
+	results := make([]WriteResult, len(preps))
+	for i, p := range preps {
+		if !p.pk {
+			for r, cb := range dest[i] {
+				if cb != nil {
+					cb.rows = append(cb.rows, p.routed.values[r])
+					results[i].RowsAffected++
+				}
+			}
+			continue
+		}
+		n, err := e.mergeWrite(entries[i], p, dest[i])
+		if err != nil {
+			return nil, p.wrap(err)
+		}
+		results[i].RowsAffected = n
+	}
+
+	var (
+		writes []*commitBucket
+		total  int
+	)
+	for _, cb := range locked {
+		if len(cb.rows) == 0 {
+			continue
+		}
+		var err error
+		if cb.batches, err = e.encodeBatches(cb.entry, cb.rows, cb.changes); err != nil {
+			return nil, err
+		}
+		total += len(cb.batches)
+		writes = append(writes, cb)
+	}
+	if total == 0 {
+		return results, nil
+	}
+	if err := e.applyLocked(commitLabel(preps), writes, total); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// mergeWrite merges one upsert or delete into the commit's buckets and
+// returns the rows it affected. Per row: read the key's current row (this
+// commit's earlier rows first, then the KV store), merge by the table's
+// merge engine, and collect the changelog: +I new; -U old, +U new (only
+// +U with changelog image WAL); -D old; nothing when nothing changes.
+func (e *Engine) mergeWrite(entry *tableEntry, p *preparedWrite, dest []*commitBucket) (int64, error) {
+	del := p.w.Kind == WriteDelete
+	m := newMerger(&entry.Info, p.target)
+	kc := newKeyCodec(&entry.Info)
+	var affected int64
+	for r, cb := range dest {
+		if cb == nil {
+			continue
+		}
+		in := p.routed.values[r]
+		key, err := kc.key(cb.tb, in)
+		if err != nil {
+			return 0, fmt.Errorf("row %d: key: %w", r+1, err)
+		}
+		old, ok := cb.state[string(key)]
+		if !ok {
+			if old, err = e.kvGet(entry, key); err != nil {
+				return 0, err
+			}
+		}
+		if del {
+			if old == nil || !m.deletes() {
+				continue
+			}
+			cb.rows = append(cb.rows, old)
+			cb.changes = append(cb.changes, logformat.ChangeDelete)
+			cb.state[string(key)] = nil
+			affected++
+			continue
+		}
+		next, changed := m.upsert(old, in)
+		if !changed {
+			continue
+		}
+		switch {
+		case old == nil:
+			cb.rows = append(cb.rows, next)
+			cb.changes = append(cb.changes, logformat.ChangeInsert)
+		case m.wal:
+			cb.rows = append(cb.rows, next)
+			cb.changes = append(cb.changes, logformat.ChangeUpdateAfter)
+		default:
+			cb.rows = append(cb.rows, old, next)
+			cb.changes = append(cb.changes, logformat.ChangeUpdateBefore, logformat.ChangeUpdateAfter)
+		}
+		cb.state[string(key)] = next
+		affected++
+	}
+	return affected, nil
+}
+
+// errTestingCrash is returned by a commit stopped by
+// Options.TestingCrashCommit.
+var errTestingCrash = errors.New("testing: the commit was stopped as if the process had died (Options.TestingCrashCommit); reopen the engine")
+
+// applyLocked makes the commit's batches durable and visible: the intent
+// (when more than one batch), every batch and their fsync (the commit
+// point), the done record, the KV store, and only then the high
+// watermarks. The caller holds every bucket's lock.
+func (e *Engine) applyLocked(label string, writes []*commitBucket, total int) error {
+	bws := make([]*bucketWrite, len(writes))
+	for i, w := range writes {
+		bws[i] = &w.bucketWrite
+	}
+	var id uint64
+	journaled := total > 1
+	if journaled {
+		entries := make([]journalEntry, len(writes))
+		for i, w := range writes {
+			if w.t.mu.closed {
+				return fmt.Errorf("log of %s: %w", w.tb, metadata.ErrClosed)
+			}
+			entries[i] = journalEntry{tb: w.tb, start: w.t.mu.leo, end: w.t.mu.leo}
+			for _, b := range w.batches {
+				h, err := logformat.ParseHeader(b)
+				if err != nil {
+					return err
+				}
+				entries[i].end += int64(h.LastOffsetDelta) + 1
+			}
+		}
+		var jerr *journalError
+		if id, jerr = e.journal.begin(entries); jerr != nil {
+			if jerr.hard {
+				// The intent may be on disk, naming offsets later commits
+				// would reuse: no more writes until a reopen settles it.
+				e.fail(label, jerr)
+			}
+			return fmt.Errorf("commit to %s: %w", label, jerr)
+		}
+	}
+	crash := func(batches int, recorded bool) bool {
+		if e.opts.TestingCrashCommit == nil || !e.opts.TestingCrashCommit(batches, recorded) {
+			return false
+		}
+		if journaled {
+			e.journal.abandon(errTestingCrash)
+		}
+		e.fail(label, errTestingCrash)
+		return true
+	}
+
+	// abort undoes the commit; the engine turns read-only when the state
+	// on disk is unknown (hard) or the undo fails.
+	abort := func(cause error, hard bool) error {
+		var errs []error
+		for _, w := range bws {
+			if w.marked && !w.t.mu.closed {
+				errs = append(errs, w.t.rollbackLocked(w.mark))
+			}
+		}
+		rerr := errors.Join(errs...)
+		if journaled {
+			if hard || rerr != nil {
+				e.journal.abandon(cause)
+			} else if jerr := e.journal.abort(id); jerr != nil {
+				// The intent stays open: a reopen cuts the logs back to
+				// where they are now, which later writes must not pass.
+				e.journal.abandon(jerr)
+				rerr = jerr
+			}
+		}
+		if rerr != nil || hard {
+			e.fail(label, errors.Join(cause, rerr))
+		}
+		return fmt.Errorf("commit to %s: %w", label, cause)
+	}
+
+	now := time.Now().UnixMilli()
+	written := map[*segment]bool{}
+	rolled := map[*logTablet]bool{}
+	k := 0
+	for _, w := range bws {
+		if w.t.mu.closed {
+			return abort(fmt.Errorf("log of %s: %w", w.tb, metadata.ErrClosed), false)
+		}
+		w.mark, w.marked = w.t.markLocked(), true
+		for _, b := range w.batches {
+			if crash(k, false) {
+				return errTestingCrash
+			}
+			logformat.SetCommitTimestamp(b, now)
+			seg, err := w.t.appendLocked(b)
+			if err != nil {
+				return abort(err, false)
+			}
+			k++
+			written[seg] = true
+			if seg.base >= w.mark.leo && seg.base > 0 {
+				rolled[w.t] = true
+			}
+		}
+	}
+	if e.opts.Sync {
+		if err := e.syncAll(written, rolled); err != nil {
+			// A failed fsync may have dropped pages it had reported
+			// written: durability is unknown.
+			return abort(err, true)
+		}
+	}
+	// The commit point is behind: from here a crash keeps the commit.
+	if crash(k, true) {
+		return errTestingCrash
+	}
+	if journaled {
+		if jerr := e.journal.done(id); jerr != nil && jerr.hard {
+			// The commit stands, but the journal's tail is unknown.
+			e.fail(label, jerr)
+		}
+	}
+
+	if err := e.applyKvLocked(writes); err != nil {
+		// The logs hold the commit durably; rolled back, it could still
+		// come back after a crash, so no more writes.
+		var errs []error
+		for _, w := range bws {
+			if !w.t.mu.closed {
+				errs = append(errs, w.t.rollbackLocked(w.mark))
+			}
+		}
+		e.fail(label, errors.Join(append(errs, err)...))
+		return fmt.Errorf("commit to %s: KV store: %w", label, err)
+	}
+	for _, w := range writes {
+		w.t.hw.Store(w.t.mu.leo)
+		if w.kb != nil && !e.opts.TestingSkipKvApply {
+			w.kb.applied.Store(w.t.mu.leo)
+		}
+	}
+	return nil
+}
+
+// applyKvLocked writes the final rows and flushed offsets of every
+// primary-key bucket of a commit to the KV store in one batch.
+func (e *Engine) applyKvLocked(writes []*commitBucket) error {
+	batch := e.kv.NewBatch()
+	defer batch.Close()
+	var buf []byte
+	for _, w := range writes {
+		if w.kb == nil {
+			continue
+		}
+		info := &w.entry.Info
+		for key, row := range w.state {
+			var err error
+			if row == nil {
+				err = batch.Delete([]byte(key), nil)
+			} else if buf, err = encodeRowValue(buf[:0], info.SchemaID, w.entry.types, row); err == nil {
+				err = batch.Set([]byte(key), buf, nil)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if err := batch.Set(kvMetaKey(w.tb), offsetValue(w.t.mu.leo), nil); err != nil {
+			return err
+		}
+	}
+	if batch.Empty() {
+		return nil
+	}
+	if e.opts.TestingSkipKvApply {
+		// A simulated crash between the log write and the KV write: the
+		// commit is durable in the log, and only a reopen brings the KV
+		// state up to date.
+		failure := errors.New("testing: the KV write of a statement was skipped (TestingSkipKvApply); reopen the engine")
+		e.failed.CompareAndSwap(nil, &failure)
+		return nil
+	}
+	return batch.Commit(pebble.NoSync)
+}
+
+// fail makes the engine refuse further writes.
+func (e *Engine) fail(label string, cause error) {
+	e.failed.CompareAndSwap(nil, &cause)
+	e.opts.Logger.Error("write failed; refusing further writes", "tables", label, "err", cause)
+}
+
+// syncAll fsyncs the written segments and the directories of tablets that
+// rolled a segment, in parallel: a commit waits for its slowest disk
+// write, not their sum.
+func (e *Engine) syncAll(segs map[*segment]bool, dirs map[*logTablet]bool) error {
+	var jobs []func() error
+	for seg := range segs {
+		jobs = append(jobs, func() error {
+			if err := seg.f.Sync(); err != nil {
+				return fmt.Errorf("sync %s: %w", seg.rel, err)
+			}
+			return nil
+		})
+	}
+	for t := range dirs {
+		jobs = append(jobs, func() error {
+			if err := e.fs.SyncDir(t.dir); err != nil {
+				return fmt.Errorf("sync %s: %w", t.rel, err)
+			}
+			return nil
+		})
+	}
+	if len(jobs) == 1 {
+		return jobs[0]()
+	}
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, job := range jobs {
+		wg.Go(func() { errs[i] = job() })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// recoverCommits settles the commits the journal holds an intent of
+// without a done or abort record: when every listed bucket's log reaches
+// the intent's end offset the commit passed its commit point and stands;
+// otherwise each listed bucket's log is cut back to where the commit
+// started. Runs on Open, after the tablets are recovered (torn tails cut)
+// and before the KV state is replayed from them.
+func (e *Engine) recoverCommits() error {
+	j, open, err := openJournal(e.fs, e.root, e.opts.Sync)
+	if err != nil {
+		return err
+	}
+	e.journal = j
+	for _, id := range slices.Sorted(maps.Keys(open)) {
+		complete := true
+		for _, en := range open[id] {
+			// A bucket without a tablet was dropped since.
+			if t := e.tablets[en.tb]; t != nil && t.hw.Load() < en.end {
+				complete = false
+			}
+		}
+		if complete {
+			continue
+		}
+		for _, en := range open[id] {
+			t := e.tablets[en.tb]
+			if t == nil || t.hw.Load() <= en.start {
+				continue
+			}
+			e.opts.Logger.Warn("rolling back a commit that did not complete", "bucket", en.tb.String(), "from", en.start, "log_end", t.hw.Load(), "commit", id)
+			if err := t.truncateTo(en.start); err != nil {
+				return fmt.Errorf("roll back unfinished commit %d in %s: %w", id, en.tb, err)
+			}
+		}
+	}
+	return j.reset()
+}
