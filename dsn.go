@@ -37,6 +37,10 @@ type Config struct {
 	SegmentBytes int64
 	// Threads bounds the split readers of one query.
 	Threads int
+	// MemoryLimit bounds the approximate bytes one sort, aggregation or
+	// DISTINCT of a query may hold (DSN memory.limit, default 1gb); a
+	// query that needs more fails with an error saying so.
+	MemoryLimit int64
 }
 
 // DSN option keys.
@@ -49,10 +53,11 @@ const (
 	dsnLoc                = "loc"
 	dsnSegmentBytes       = "log.segment.file-size"
 	dsnThreads            = "threads"
+	dsnMemoryLimit        = "memory.limit"
 )
 
 var dsnKeys = []string{dsnSync, dsnDefaultBucketNum, dsnTiering, dsnKvSnapshotInterval,
-	dsnMaxRecordsPerSplit, dsnLoc, dsnSegmentBytes, dsnThreads}
+	dsnMaxRecordsPerSplit, dsnLoc, dsnSegmentBytes, dsnThreads, dsnMemoryLimit}
 
 // MemoryDSN is the DSN of an engine that lives only in memory.
 const MemoryDSN = ":memory:"
@@ -69,6 +74,7 @@ func ParseDSN(dsn string) (Config, error) {
 		Location:            time.UTC,
 		SegmentBytes:        64 << 20,
 		Threads:             runtime.GOMAXPROCS(0),
+		MemoryLimit:         1 << 30,
 	}
 	if strings.TrimSpace(dsn) == "" {
 		return cfg, dsnError("empty DSN: give a directory path, a file: URI or %s", MemoryDSN)
@@ -186,6 +192,12 @@ func (c *Config) set(key, v string) error {
 			return bad("an integer in [1, 1024]")
 		}
 		c.Threads = n
+	case dsnMemoryLimit:
+		n, err := parseBytes(v)
+		if err != nil || n < 1<<20 || n > 1<<50 {
+			return bad("a size of at least 1mb, such as 512mb or 4gb")
+		}
+		c.MemoryLimit = n
 	default:
 		return dsnError("unknown option %q (known: %s)", key, strings.Join(dsnKeys, ", "))
 	}

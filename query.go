@@ -35,34 +35,41 @@ type scanPlan struct {
 	pins []func()
 }
 
-// bindSelect binds a SELECT and refuses what the executor cannot run yet.
+// bindSelect binds a SELECT to the catalog and the connection's current
+// database.
 func (s *Stmt) bindSelect(ctx context.Context, sel *sqlplan.Select, args []sqlplan.Arg) (*sqlplan.SelectPlan, error) {
-	if !sel.From {
-		return nil, fmt.Errorf("SELECT without FROM is not supported yet: %w", metadata.ErrUnsupported)
+	return sqlplan.BindSelect(ctx, sel, s.engine(), s.conn.database, args)
+}
+
+// keepsEveryRow reports whether everything above the scan passes each row
+// it reads on, in order, until the limit: no post-scan filter, aggregate,
+// DISTINCT or ORDER BY. Only then may the scan itself stop at the limit.
+func keepsEveryRow(sp *sqlplan.SelectPlan, post []sqlplan.Expr) bool {
+	if len(post) > 0 || sp.Distinct || len(sp.OrderBy) > 0 {
+		return false
 	}
-	sp, err := sqlplan.BindSelect(ctx, sel, s.engine(), s.conn.database, args)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case len(sp.GroupBy) > 0 || sp.Having != nil:
-		return nil, fmt.Errorf("GROUP BY and HAVING are not supported yet: %w", metadata.ErrUnsupported)
-	case len(sp.OrderBy) > 0:
-		return nil, fmt.Errorf("ORDER BY is not supported yet: %w", metadata.ErrUnsupported)
-	case sp.Distinct:
-		return nil, fmt.Errorf("SELECT DISTINCT is not supported yet: %w", metadata.ErrUnsupported)
-	}
+	q := queryOf(sp)
+	return !q.Aggregated()
+}
+
+// queryOf is the part of a plan that runs above the scan, without its
+// post-scan filter (which depends on what pushdown kept).
+func queryOf(sp *sqlplan.SelectPlan) exec.Query {
+	q := exec.Query{GroupBy: sp.GroupBy, Having: sp.Having, Distinct: sp.Distinct,
+		OrderBy: sp.OrderBy, Offset: sp.Offset, Limit: sp.Limit}
 	for _, o := range sp.Output {
-		if hasAggregate(o.Expr) {
-			return nil, fmt.Errorf("aggregate %s is not supported yet: %w", o.Expr, metadata.ErrUnsupported)
-		}
+		q.Output = append(q.Output, o.Expr)
+		q.Names = append(q.Names, o.Name)
 	}
-	return sp, nil
+	return q
 }
 
 // planScan plans a bound SELECT: a point lookup when the WHERE pins the
 // whole primary key, else the planner of the table's kind.
 func (s *Stmt) planScan(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPlan, error) {
+	if !sp.From {
+		return nil, fmt.Errorf("a SELECT without FROM reads no table: %w", metadata.ErrUnsupported)
+	}
 	if sp.Virtual == "" && sp.Table.HasPrimaryKey() {
 		if key, residual, ok := sqlplan.PointLookup(sp); ok {
 			return &scanPlan{sel: sp, lookup: key, residual: residual}, nil
@@ -88,7 +95,7 @@ func (s *Stmt) planScan(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPlan,
 		Limit:           -1,
 		Options:         s.scanOptions(sp.Hints),
 	}
-	if len(pd.PostFilter) == 0 && sp.Limit >= 0 {
+	if sp.Limit >= 0 && keepsEveryRow(sp, pd.PostFilter) {
 		spec.Limit = sp.Limit + sp.Offset
 	}
 	var (
@@ -172,20 +179,6 @@ func (u *unpinOnClose) Close() error {
 	return err
 }
 
-func hasAggregate(e sqlplan.Expr) bool {
-	found := false
-	sqlplan.Walk(e, func(x sqlplan.Expr) bool {
-		if f, ok := x.(*sqlplan.Func); ok {
-			switch f.Name {
-			case "count", "sum", "min", "max", "avg":
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
-}
-
 // scanOptions merges the DSN's scan options with the query's hints; a
 // hint wins.
 func (s *Stmt) scanOptions(hints map[string]string) map[string]string {
@@ -203,6 +196,9 @@ func (s *Stmt) explain(ctx context.Context, sel *sqlplan.Select, args []sqlplan.
 	sp, err := s.bindSelect(ctx, sel, args)
 	if err != nil {
 		return nil, err
+	}
+	if !sp.From {
+		return []string{"Values: 1 row (no FROM)"}, nil
 	}
 	p, err := s.planScan(ctx, sp)
 	if err != nil {
@@ -243,19 +239,21 @@ func explainLookup(p *scanPlan) []string {
 	return lines
 }
 
-// open builds the operator chain of a plan: the scan (or lookup), the
-// post-scan filter, offset and limit, then the projection of exprs.
-func (s *Stmt) open(ctx context.Context, p *scanPlan, exprs []sqlplan.Expr, names []string) (exec.Operator, error) {
+// open builds the operator chain of a plan: the scan (or lookup), then
+// exec.Build's post-scan filter, aggregation, HAVING, outputs, DISTINCT,
+// ORDER BY, OFFSET and LIMIT. q is the query above the scan; its Filter is
+// set here from what pushdown left.
+func (s *Stmt) open(ctx context.Context, p *scanPlan, q exec.Query) (exec.Operator, error) {
 	sp := p.sel
 	table := &sp.Table
 	var (
 		op     exec.Operator
 		layout exec.Layout
-		post   []sqlplan.Expr
 	)
 	if p.lookup != nil {
 		row, found, err := s.engine().Lookup(ctx, table.Path, p.lookup)
 		if err != nil {
+			p.unpin()
 			return nil, err
 		}
 		var rows [][]any
@@ -268,13 +266,22 @@ func (s *Stmt) open(ctx context.Context, p *scanPlan, exprs []sqlplan.Expr, name
 		}
 		rec, err := buildRecord(schemaColumns(table), rows)
 		if err != nil {
+			p.unpin()
 			return nil, err
 		}
 		op = &staticOp{rec: rec}
 		layout = exec.NewLayout(len(all), all)
-		post = p.residual
+		q.Filter = p.residual
 	} else {
-		opts := lakeunion.Options{Projection: sp.Columns, Filter: p.pd.Pushed}
+		opts := lakeunion.Options{
+			Projection: sp.Columns,
+			Filter:     p.pd.Pushed,
+			Threads:    s.conn.connector.cfg.Threads,
+			Limit:      -1,
+		}
+		if sp.Limit >= 0 && keepsEveryRow(sp, p.pd.PostFilter) {
+			opts.Limit = sp.Limit + sp.Offset
+		}
 		read := table
 		switch sp.Virtual {
 		case sqlplan.VirtualChangelog:
@@ -288,24 +295,51 @@ func (s *Stmt) open(ctx context.Context, p *scanPlan, exprs []sqlplan.Expr, name
 		scan := lakeunion.NewSourceScan(lakeunion.EngineSource(s.engine(), s.lake()), read, p.splits, opts)
 		op = exec.Scan(scan)
 		layout = exec.NewLayout(len(table.Schema.Columns), sp.Columns)
-		post = p.pd.PostFilter
+		q.Filter = p.pd.PostFilter
 	}
-	var err error
-	if op, err = exec.Filter(op, post, layout); err != nil {
-		op.Close()
-		p.unpin()
-		return nil, err
-	}
-	if sp.Limit >= 0 || sp.Offset > 0 {
-		op = exec.Limit(op, sp.Offset, sp.Limit)
-	}
-	proj, err := exec.Project(op, exprs, names, layout, memory.DefaultAllocator)
+	out, err := exec.Build(op, q, layout, s.execOptions())
 	if err != nil {
 		op.Close()
 		p.unpin()
 		return nil, err
 	}
-	return &unpinOnClose{Operator: proj, plan: p}, nil
+	return &unpinOnClose{Operator: out, plan: p}, nil
+}
+
+func (s *Stmt) execOptions() exec.Options {
+	return exec.Options{MemoryLimit: s.conn.connector.cfg.MemoryLimit}
+}
+
+// resultColumns describes the outputs of a plan: their names, types and
+// nullability.
+func resultColumns(sp *sqlplan.SelectPlan) []resultColumn {
+	cols := make([]resultColumn, len(sp.Output))
+	for i, o := range sp.Output {
+		t := o.Expr.Type()
+		if t.Root == 0 {
+			t = metadata.StringType() // a bare NULL
+		}
+		cols[i] = resultColumn{name: o.Name, typ: t, nullable: nullable(sp, o.Expr)}
+	}
+	return cols
+}
+
+// nullable reports whether an output may be NULL: a NOT NULL column, a
+// COUNT, or a constant other than NULL cannot (a column stays NOT NULL
+// through GROUP BY); anything else may.
+func nullable(sp *sqlplan.SelectPlan, e sqlplan.Expr) bool {
+	switch x := e.(type) {
+	case *sqlplan.ColumnRef:
+		if !sp.From || x.Index < 0 || x.Index >= len(sp.Table.Schema.Columns) {
+			return true
+		}
+		return !sp.Table.Schema.Columns[x.Index].NotNull
+	case *sqlplan.Literal:
+		return x.Value == nil
+	case *sqlplan.Func:
+		return x.Name != "count"
+	}
+	return true
 }
 
 func schemaColumns(t *metadata.TableInfo) []resultColumn {
@@ -321,26 +355,19 @@ func (s *Stmt) selectRows(ctx context.Context, sel *sqlplan.Select, args []sqlpl
 	if err != nil {
 		return nil, err
 	}
+	if !sp.From {
+		return s.selectNoFrom(ctx, sp)
+	}
 	p, err := s.planScan(ctx, sp)
 	if err != nil {
 		return nil, err
 	}
 	p.close()
-	exprs := make([]sqlplan.Expr, len(sp.Output))
-	names := make([]string, len(sp.Output))
-	cols := make([]resultColumn, len(sp.Output))
-	for i, o := range sp.Output {
-		exprs[i], names[i] = o.Expr, o.Name
-		cols[i] = resultColumn{name: o.Name, typ: o.Expr.Type(), nullable: true}
-		if c, ok := o.Expr.(*sqlplan.ColumnRef); ok {
-			cols[i].nullable = !sp.Table.Schema.Columns[c.Index].NotNull
-		}
-	}
-	op, err := s.open(ctx, p, exprs, names)
+	op, err := s.open(ctx, p, queryOf(sp))
 	if err != nil {
 		return nil, err
 	}
-	return newRows(ctx, cols, op, s.converter()), nil
+	return newRows(ctx, resultColumns(sp), op, s.converter()), nil
 }
 
 // readRows runs a bound SELECT and returns the values of exprs for every
@@ -351,13 +378,13 @@ func (s *Stmt) readRows(ctx context.Context, sp *sqlplan.SelectPlan, exprs []sql
 		return nil, err
 	}
 	p.close()
-	names := make([]string, len(exprs))
+	q := exec.Query{Output: exprs, Limit: sp.Limit, Offset: sp.Offset}
 	types := make([]metadata.DataType, len(exprs))
 	for i, e := range exprs {
-		names[i] = fmt.Sprintf("c%d", i)
+		q.Names = append(q.Names, fmt.Sprintf("c%d", i))
 		types[i] = e.Type()
 	}
-	op, err := s.open(ctx, p, exprs, names)
+	op, err := s.open(ctx, p, q)
 	if err != nil {
 		return nil, err
 	}

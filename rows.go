@@ -59,7 +59,10 @@ func (r *Rows) Columns() []string {
 }
 
 // Next writes the next row into dest. The query's context is checked
-// between batches; a cancelled query returns ctx.Err().
+// between batches, and the operators below return as soon as it is done,
+// even while the scan's workers are still reading: a cancelled query
+// returns ctx.Err(), never driver.ErrBadConn, and the connection stays
+// usable.
 func (r *Rows) Next(dest []driver.Value) error {
 	for r.pos >= r.batch.NumRows() {
 		if r.done || r.closed {
@@ -76,6 +79,12 @@ func (r *Rows) Next(dest []driver.Value) error {
 		}
 		if err != nil {
 			r.done = true
+			// A cancelled query fails with ctx.Err() itself, whatever
+			// the operators made of it, so callers comparing with it
+			// (and database/sql) see the context's error.
+			if cerr := r.ctx.Err(); cerr != nil {
+				return cerr
+			}
 			return wrapErr(err)
 		}
 		r.batch = b

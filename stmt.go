@@ -144,7 +144,7 @@ func (s *Stmt) query(ctx context.Context, args []sqlplan.Arg) (*Rows, error) {
 	case *sqlplan.Select:
 		return s.selectRows(ctx, st, args)
 	case *sqlplan.Explain:
-		lines, err := s.explain(ctx, st.Select, args)
+		lines, err := s.explainLines(ctx, st, args)
 		if err != nil {
 			return nil, err
 		}

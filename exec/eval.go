@@ -93,6 +93,12 @@ func compileValue(e sqlplan.Expr, env *env) (valueBinder, error) {
 		return compileArith(x, env)
 	case *sqlplan.Neg:
 		return compileNeg(x, env)
+	case *sqlplan.Func:
+		return compileFunc(x, env)
+	case *sqlplan.Case:
+		return compileCase(x, env)
+	case *sqlplan.Cast:
+		return compileCast(x, env)
 	case *sqlplan.Compare, *sqlplan.And, *sqlplan.Or, *sqlplan.Not, *sqlplan.IsNull,
 		*sqlplan.In, *sqlplan.Between, *sqlplan.Like:
 		b, err := compileBool(e, env)
@@ -239,6 +245,26 @@ func compileBool(e sqlplan.Expr, env *env) (boolBinder, error) {
 			return nil, fmt.Errorf("%s is not a condition", e)
 		}
 		return func(arrow.RecordBatch) boolFn { return func(int) tri { return t } }, nil
+	case *sqlplan.Func, *sqlplan.Case, *sqlplan.Cast:
+		if t := e.Type(); t.Root != 0 && t.Root != metadata.Boolean {
+			return nil, fmt.Errorf("%s of type %s is not a condition: %w", e, t, metadata.ErrUnsupported)
+		}
+		v, err := compileValue(e, env)
+		if err != nil {
+			return nil, err
+		}
+		return func(rec arrow.RecordBatch) boolFn {
+			f := v(rec)
+			return func(i int) tri {
+				switch f(i) {
+				case true:
+					return triTrue
+				case false:
+					return triFalse
+				}
+				return triNull
+			}
+		}, nil
 	case *sqlplan.ColumnRef:
 		if x.T.Root != metadata.Boolean {
 			return nil, fmt.Errorf("column %s of type %s is not a condition", x.Name, x.T)
@@ -272,6 +298,8 @@ func comparable(a, b metadata.DataType) bool {
 		return true
 	case a.IsBinary() && b.IsBinary():
 		return true
+	case a.IsNumeric() && b.IsString(), a.IsString() && b.IsNumeric():
+		return true // numerically, as MySQL does
 	case (a.Root == metadata.Timestamp || a.Root == metadata.TimestampLTZ) &&
 		(b.Root == metadata.Timestamp || b.Root == metadata.TimestampLTZ):
 		return true
@@ -324,7 +352,7 @@ func compileCompare(x *sqlplan.Compare, env *env) (boolBinder, error) {
 				}
 				return triNull
 			}
-			return triOf(cmpResult(op, metadata.Compare(a, b)))
+			return triOf(cmpResult(op, sqlCompare(a, b)))
 		}
 	}, nil
 }
@@ -467,7 +495,7 @@ func compileIn(x *sqlplan.In, env *env) (boolBinder, error) {
 					res = triNull
 					continue
 				}
-				if metadata.Compare(a, b) == 0 {
+				if sqlCompare(a, b) == 0 {
 					res = triTrue
 					break
 				}

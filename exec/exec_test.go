@@ -217,7 +217,7 @@ func TestProjectComputedColumn(t *testing.T) {
 
 func TestCompileErrors(t *testing.T) {
 	layout := NewLayout(3, []int{0, 1, 2})
-	_, err := Filter(Scan(&sliceSource{}), []sqlplan.Expr{&sqlplan.Compare{Op: sqlplan.OpEq, L: col(0), R: col(1)}}, layout)
+	_, err := Filter(Scan(&sliceSource{}), []sqlplan.Expr{&sqlplan.Compare{Op: sqlplan.OpEq, L: col(0), R: lit([]byte{1}, metadata.BytesType())}}, layout)
 	require.ErrorIs(t, err, metadata.ErrUnsupported)
 	require.Contains(t, err.Error(), "cannot compare")
 	_, err = Filter(Scan(&sliceSource{}), []sqlplan.Expr{col(1)}, layout)

@@ -67,6 +67,20 @@ type readPlan struct {
 	filterCols []int
 	// sysBase is the file column index of the first system column.
 	sysBase int
+	// stats count the row groups the reader decodes and those its filter
+	// skips, and the rows it returns.
+	stats ReadStats
+}
+
+// ReadStats count what a reader read: the Parquet row groups it decoded
+// and those the filter's statistics test skipped, and the rows it
+// returned. Batches are always zero: the lake has no record batches. The
+// shape is storage.ReadStats', so the reader of both converts one into the
+// other.
+type ReadStats struct {
+	Batches, BatchesSkipped     int64
+	RowGroups, RowGroupsSkipped int64
+	Rows                        int64
 }
 
 func newReadPlan(l *Lake, table *metadata.TableInfo, opts ReadOptions, extra []int) (*readPlan, error) {
@@ -177,12 +191,14 @@ func (l *Lake) streamOf(ctx context.Context, plan *readPlan, pf *parquetFile, pr
 	}()
 	for rg := 0; rg < pf.md.NumRowGroups(); rg++ {
 		if prune && plan.opts.Filter != nil && !predicate.MaybeTest(plan.opts.Filter, pf.groupStats(plan.table, rg, plan.filterCols)) {
+			plan.stats.RowGroupsSkipped++
 			continue
 		}
 		if pf.md.RowGroup(rg).NumRows() > 0 {
 			s.groups = append(s.groups, rg)
 		}
 	}
+	plan.stats.RowGroups += int64(len(s.groups))
 	if len(s.groups) == 0 {
 		s.close()
 		return nil, nil
@@ -338,6 +354,7 @@ func (r *filesReader) Next() bool {
 			continue
 		}
 		r.rec = rec
+		r.plan.stats.Rows += rec.NumRows()
 		return true
 	}
 }
@@ -431,6 +448,10 @@ func concat(mem memory.Allocator, parts []arrow.Array) (arrow.Array, error) {
 
 func (r *filesReader) Record() arrow.RecordBatch { return r.rec }
 func (r *filesReader) Err() error                { return r.err }
+
+// Stats returns what the reader has read so far; files not yet opened
+// count nothing.
+func (r *filesReader) Stats() ReadStats { return r.plan.stats }
 
 func (r *filesReader) Close() error {
 	if r.rec != nil {

@@ -136,6 +136,8 @@ func TestRowGroupPruning(t *testing.T) {
 			got := rowsOf(t, rr, []metadata.DataType{metadata.BigIntType()})
 			require.Equal(t, tc.groups, l.rowGroupsRead.Load()-before, "row groups read")
 			require.Len(t, got, tc.rows)
+			st := rr.(interface{ Stats() ReadStats }).Stats()
+			require.Equal(t, ReadStats{RowGroups: tc.groups, RowGroupsSkipped: 10 - tc.groups, Rows: int64(tc.rows)}, st)
 			if tc.rows > 0 {
 				require.Equal(t, tc.first, got[0][0])
 			}

@@ -277,8 +277,13 @@ func (r *sortedReader) Next() bool {
 		return false
 	}
 	r.rec = rec
+	r.plan.stats.Rows += rec.NumRows()
 	return true
 }
+
+// Stats returns what the reader has read: the row groups of every file
+// (all are opened up front) and the rows returned so far.
+func (r *sortedReader) Stats() ReadStats { return r.plan.stats }
 
 // fill merges rows until a batch is full or the files are exhausted.
 func (r *sortedReader) fill() error {

@@ -19,6 +19,16 @@
 //   - Readers are not safe for concurrent use; the Scan that owns them
 //     closes them.
 //
+// A Scan reads its splits with a bounded pool of workers (Options.Threads),
+// one reader per worker at a time, each reader used by its worker's
+// goroutine only; the batches reach the consumer through a channel of one
+// batch per worker, each retained for it, so memory does not grow with the
+// table. Rows keep their order within a split, not across splits. One
+// worker (Threads = 1) reads in the caller's goroutine, in split order, as
+// a sequential scan. Options.Limit stops the workers, and the opening of
+// further splits, once that many rows are produced. Scan.Stats reports
+// per split what its readers read and skipped (SplitStats).
+//
 // A kv+log and a lake+log split share one merge (mergeReader): the base —
 // the KV snapshot, or the bucket's lake files k-way merged by key by the
 // lake (several files are never concatenated) — in key order, merged with

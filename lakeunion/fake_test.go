@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -46,7 +47,10 @@ type fakeSource struct {
 	snapBatch int
 	// disorder swaps two snapshot keys, to prove the order is checked.
 	disorder bool
-	open     int
+	// mu guards open, logReads and lakeReads: a parallel scan opens and
+	// closes readers from several goroutines.
+	mu   sync.Mutex
+	open int
 	// logReads records the projection of every log read.
 	logReads [][]int
 	// lake holds the rows of each lake file by path; lakeBatch is the
@@ -65,6 +69,20 @@ func newFakeSource(table *metadata.TableInfo, mem memory.Allocator) *fakeSource 
 		snaps: map[metadata.TableBucket]map[int64][][]any{},
 		lake:  map[string][][]any{},
 	}
+}
+
+// opened adds d to the count of open readers.
+func (f *fakeSource) opened(d int) {
+	f.mu.Lock()
+	f.open += d
+	f.mu.Unlock()
+}
+
+// openReaders returns the count of open readers.
+func (f *fakeSource) openReaders() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.open
 }
 
 // appendLog adds a batch at the end of a bucket's log and returns its
@@ -125,8 +143,10 @@ func (f *fakeSource) ReadLog(_ context.Context, tb metadata.TableBucket, start, 
 	if end := f.logEnd(tb); stop > end {
 		return nil, fmt.Errorf("%w: stop %d past the log end %d", metadata.ErrNotFound, stop, end)
 	}
+	f.mu.Lock()
 	f.logReads = append(f.logReads, slices.Clone(opts.Projection))
 	f.open++
+	f.mu.Unlock()
 	return &fakeLogReader{f: f, batches: f.logs[tb], start: start, stop: stop, proj: opts.Projection}, nil
 }
 
@@ -185,7 +205,7 @@ func (r *fakeLogReader) Close() error {
 	if !r.closed {
 		r.closed = true
 		r.release()
-		r.f.open--
+		r.f.opened(-1)
 	}
 	return nil
 }
@@ -235,7 +255,7 @@ func (f *fakeSource) ReadKvSnapshot(_ context.Context, tb metadata.TableBucket, 
 		}
 		r.keys, r.rows = append(r.keys, keys), append(r.rows, rs)
 	}
-	f.open++
+	f.opened(1)
 	return r, nil
 }
 
@@ -278,7 +298,7 @@ func (r *fakeKvReader) Close() error {
 			r.cur.Record.Release()
 			r.cur = storage.KvBatch{}
 		}
-		r.f.open--
+		r.f.opened(-1)
 	}
 	return nil
 }
@@ -322,7 +342,9 @@ func (f *fakeSource) recordLakeRead(sorted bool, files []metadata.LakeFile, opts
 	if opts.Filter != nil {
 		lr.filter = opts.Filter.String()
 	}
+	f.mu.Lock()
 	f.lakeReads = append(f.lakeReads, lr)
+	f.mu.Unlock()
 }
 
 // ReadLake reads the files one after another, a batch per lakeBatch rows
@@ -347,7 +369,7 @@ func (f *fakeSource) ReadLake(_ context.Context, table *metadata.TableInfo, file
 			r.batches = append(r.batches, rows[i:min(i+per, len(rows))])
 		}
 	}
-	f.open++
+	f.opened(1)
 	return r, nil
 }
 
@@ -401,7 +423,7 @@ func (f *fakeSource) ReadLakeSorted(_ context.Context, table *metadata.TableInfo
 		}
 	}
 	flush()
-	f.open++
+	f.opened(1)
 	return r, nil
 }
 
@@ -439,7 +461,7 @@ func (r *fakeLakeReader) Close() error {
 	if !r.closed {
 		r.closed = true
 		r.release()
-		r.f.open--
+		r.f.opened(-1)
 	}
 	return nil
 }

@@ -64,6 +64,10 @@ type mergeReader struct {
 	snapPos     int
 	lastSnapKey []byte // the previous batch's largest key, to check order
 
+	// baseStats and tailStats count what the closed base reader and the
+	// tail's log read read, for Stats.
+	baseStats, tailStats ReadStats
+
 	// tail side, after the fold: distinct keys in ascending order
 	folded  bool
 	tail    []tailEntry
@@ -151,6 +155,7 @@ func newMergeReader(ctx context.Context, src Source, table *metadata.TableInfo, 
 func (r *mergeReader) close() {
 	r.releaseCur()
 	if r.snap != nil {
+		r.baseStats = r.baseStats.Add(statsOf(r.snap))
 		if err := r.snap.Close(); err != nil && r.err == nil {
 			r.err = err
 		}
@@ -243,7 +248,10 @@ func (r *mergeReader) fold() error {
 	if err != nil {
 		return err
 	}
-	defer lr.Close()
+	defer func() {
+		r.tailStats = r.tailStats.Add(statsOf(lr))
+		lr.Close()
+	}()
 
 	index := make(map[string]int)
 	enc := newKeyEncoder(keyTypes)
@@ -331,6 +339,7 @@ func (r *mergeReader) loadSnapshotBatch() error {
 	r.snapRec, r.snapKeys, r.snapPos = nil, nil, 0
 	if !r.snap.Next() {
 		err := r.snap.Err()
+		r.baseStats = r.baseStats.Add(statsOf(r.snap))
 		if cerr := r.snap.Close(); err == nil {
 			err = cerr
 		}

@@ -166,7 +166,7 @@ func TestEngineLakeUnionLogTable(t *testing.T) {
 		&planner.LakeSplit{TableBucket: tb, Files: []metadata.LakeFile{f}},
 		&planner.LogSplit{TableBucket: tb, StartOffset: 2, StopOffset: 3},
 	}
-	scan := lakeunion.NewSourceScan(lakeunion.EngineSource(eng, lk), &info, splits, lakeunion.Options{Projection: []int{1, 0}})
+	scan := lakeunion.NewSourceScan(lakeunion.EngineSource(eng, lk), &info, splits, lakeunion.Options{Projection: []int{1, 0}, Threads: 1})
 	defer func() { require.NoError(t, scan.Close()) }()
 	var rows []string
 	for {
@@ -180,4 +180,67 @@ func TestEngineLakeUnionLogTable(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"a 1", "NULL 2", "c 3"}, rows)
+}
+
+// TestEngineScanStats: a scan over the engine and the lake gathers, per
+// split, the batches its log reader read and skipped by the pushed
+// predicate's statistics, the row groups its lake reader read, and the
+// rows each split yielded.
+func TestEngineScanStats(t *testing.T) {
+	ctx := context.Background()
+	eng := openEngine(t)
+	lk, err := lake.Open(lake.Options{InMemory: true})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, lk.Close()) }()
+	path := metadata.TablePath{Database: metadata.DefaultDatabase, Table: "events"}
+	info, err := eng.CreateTable(ctx, metadata.TableDescriptor{
+		Path:    path,
+		Schema:  metadata.Schema{Columns: []metadata.Column{{Name: "id", Type: metadata.BigIntType()}}},
+		Options: map[string]string{metadata.OptDatalakeEnabled: "true", metadata.OptBucketNum: "1"},
+	}, false)
+	require.NoError(t, err)
+	// Four log batches of ids 0-9, 10-19, 20-29, 30-39.
+	for b := range int64(4) {
+		var rows [][]any
+		for i := range int64(10) {
+			rows = append(rows, []any{b*10 + i})
+		}
+		_, err = eng.Append(ctx, path, rows)
+		require.NoError(t, err)
+	}
+	tb := metadata.TableBucket{TableID: info.TableID, PartitionID: metadata.NonPartitioned, Bucket: 0}
+	f := writeLakeFile(t, lk, &info, 1, [][]any{{int64(1)}, {int64(2)}})
+	splits := []planner.Split{
+		&planner.LakeSplit{TableBucket: tb, Files: []metadata.LakeFile{f}},
+		&planner.LogSplit{TableBucket: tb, StartOffset: 0, StopOffset: 40},
+	}
+	// id >= 25: the batches of 0-9 and 10-19 are skipped.
+	filter := &predicate.Leaf{Column: 0, Name: "id", Type: metadata.BigIntType(), Op: predicate.GtEq, Literals: []any{int64(25)}}
+	scan := lakeunion.NewSourceScan(lakeunion.EngineSource(eng, lk), &info, splits, lakeunion.Options{Filter: filter, Threads: 2})
+	rows := 0
+	for {
+		rec, err := scan.Next(ctx)
+		if err != nil {
+			require.ErrorIs(t, err, io.EOF)
+			break
+		}
+		rows += int(rec.NumRows())
+	}
+	require.NoError(t, scan.Close())
+	// The lake file's only row group (ids 1, 2) is skipped by its
+	// statistics; the log's last two batches are read whole.
+	require.Equal(t, 20, rows)
+	st := scan.Stats()
+	require.Len(t, st, 2)
+	require.Equal(t, "lake", st[0].Kind)
+	require.True(t, st[0].Opened)
+	require.EqualValues(t, 0, st[0].RowGroups)
+	require.EqualValues(t, 1, st[0].RowGroupsSkipped)
+	require.EqualValues(t, 0, st[0].Rows)
+	require.Equal(t, "log", st[1].Kind)
+	require.Equal(t, tb, st[1].Bucket)
+	require.EqualValues(t, 2, st[1].Batches)
+	require.EqualValues(t, 2, st[1].BatchesSkipped)
+	require.EqualValues(t, 20, st[1].Rows)
+	require.EqualValues(t, 20, st[1].RowsRead)
 }

@@ -44,12 +44,12 @@ func lakeScanSource(t *testing.T) (*fakeSource, *memory.CheckedAllocator, *metad
 	return src, mem, table, splits
 }
 
-// TestLakeScanLimitStopsEarly: a consumer that stops after its first
-// batch (LIMIT) opens no further lake split, and closing the scan closes
+// TestLakeScanLimitStopsEarly: with one worker, a consumer that stops
+// after its first batch (LIMIT) opens no further lake split, and closing the scan closes
 // the open lake reader and releases every buffer.
 func TestLakeScanLimitStopsEarly(t *testing.T) {
 	src, mem, table, splits := lakeScanSource(t)
-	scan := lakeunion.NewSourceScan(src, table, splits, lakeunion.Options{Allocator: mem})
+	scan := lakeunion.NewSourceScan(src, table, splits, lakeunion.Options{Allocator: mem, Threads: 1})
 	rec, err := scan.Next(context.Background())
 	require.NoError(t, err)
 	require.EqualValues(t, 4, rec.NumRows())
@@ -63,10 +63,10 @@ func TestLakeScanLimitStopsEarly(t *testing.T) {
 }
 
 // TestLakeScanReadsAll: the whole scan reads every lake split and the
-// tail, in order.
+// tail, in order with one worker.
 func TestLakeScanReadsAll(t *testing.T) {
 	src, mem, table, splits := lakeScanSource(t)
-	rows, err := readAll(t, src, mem, table, splits, lakeunion.Options{Projection: []int{0}})
+	rows, err := readAll(t, src, mem, table, splits, lakeunion.Options{Projection: []int{0}, Threads: 1})
 	require.NoError(t, err)
 	require.Len(t, rows, 31)
 	require.Equal(t, "0", rows[0])

@@ -270,7 +270,8 @@ func TestScanDispatch(t *testing.T) {
 		&planner.LogSplit{TableBucket: other, StartOffset: 0, StopOffset: 2},
 		&planner.KvLogSplit{TableBucket: testBucket, SnapshotID: planner.NoKvSnapshot, LogStop: 2},
 	}
-	rows, err := readAll(t, src, mem, table, splits, lakeunion.Options{Projection: []int{1, 0}})
+	// One worker: the rows come split after split, in order.
+	rows, err := readAll(t, src, mem, table, splits, lakeunion.Options{Projection: []int{1, 0}, Threads: 1})
 	require.NoError(t, err)
 	// The log split gives the raw rows; the kv+log split the state by key.
 	require.Equal(t, []string{"3 c", "3 c", "1 a", "2 b"}, rows)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -44,6 +46,20 @@ type Options struct {
 	// BatchSize is the most rows in a batch the merge builds; 0 is
 	// DefaultBatchSize.
 	BatchSize int
+	// Threads bounds the splits a Scan reads at once: up to Threads
+	// workers each read one split at a time. 0 (or less) is GOMAXPROCS.
+	// With 1, or a single split, the scan reads in the caller's
+	// goroutine, split after split in the order given. Split readers
+	// ignore it.
+	Threads int
+	// Limit, when positive, is the most rows a Scan yields: once Limit
+	// rows are produced no further split is opened and the open readers
+	// stop. 0 or negative (-1 by convention) is no limit, so the zero
+	// Options read everything; a LIMIT 0 is answered above the scan.
+	// Only a caller that keeps every row the scan yields (no filter,
+	// ORDER BY, aggregate or DISTINCT above it) may set it. Split
+	// readers ignore it.
+	Limit int64
 }
 
 // withDefaults fills the zero fields and validates the projection.
@@ -265,18 +281,57 @@ func openLake(ctx context.Context, src Source, table *metadata.TableInfo, sp *pl
 	return newStreamReader(ctx, in, schema, "lake batch", what), nil
 }
 
-// Scan reads a list of splits one after another, in the order given. It
-// satisfies exec.Source. Splits are opened lazily: a split is not opened
-// until the one before it is exhausted, so a consumer that stops early
-// (LIMIT) opens no more. Not safe for concurrent use; must be closed.
+// Scan reads a list of splits; it satisfies exec.Source.
+//
+// A bounded pool of workers (Options.Threads) reads the splits: each
+// worker takes the next split nobody has taken, opens it, and streams its
+// batches to Next through a channel that holds at most one batch per
+// worker, so a scan holds about two batches per worker (the one being
+// sent, the one queued) plus the one Next returned, whatever the size of
+// the table. Rows keep their order within a split; the order of rows
+// across splits is not defined when more than one worker reads. With one
+// worker (Threads = 1, or a single split) no goroutine is started: the
+// scan reads in the caller's goroutine, split after split, in the order
+// given.
+//
+// Splits are opened lazily either way: a split is opened only when a
+// worker takes it, and none is taken once Options.Limit rows are produced,
+// an error has occurred or the scan is closed.
+//
+// The workers run under the context of the first call to Next, so
+// cancelling it stops them; every Next also returns ctx.Err() as soon as
+// its own ctx is done, even while it waits for a batch. The first error —
+// a reader's, the context's, or a panic in a reader, recovered into a
+// *PanicError — stops every worker and is what Next returns from then on.
+// Close cancels the workers, waits for every one of them to exit and
+// releases every batch still queued: no goroutine outlives the scan. A
+// Scan is not safe for concurrent use; it must be closed.
 type Scan struct {
-	src    Source
-	table  *metadata.TableInfo
-	splits []planner.Split
-	opts   Options
+	src     Source
+	table   *metadata.TableInfo
+	splits  []planner.Split
+	opts    Options
+	workers int
+
+	// held is the batch Next returned last when the scan holds a
+	// reference to it (a worker's batch, a slice at the limit); the next
+	// Next or Close releases it.
+	held    arrow.RecordBatch
+	yielded int64 // rows Next returned
+	err     error // sticky: the error Next returned
+	eof     bool
+	closed  bool
+
+	// One worker: the split reader open in the caller's goroutine.
 	next   int
 	cur    array.RecordReader
-	closed bool
+	curIdx int
+
+	// Several workers: started by the first Next.
+	pool *pool
+
+	mu    sync.Mutex // guards stats, which workers update
+	stats []SplitStats
 }
 
 // NewScan returns a Scan of splits over the engine, without a lake: a
@@ -290,52 +345,160 @@ func NewScan(eng *storage.Engine, table *metadata.TableInfo, splits []planner.Sp
 // table the splits were planned on (the base table t for a changelog
 // scan, with opts.Changelog set). It must be closed.
 func NewSourceScan(src Source, table *metadata.TableInfo, splits []planner.Split, opts Options) *Scan {
-	return &Scan{src: src, table: table, splits: slices.Clone(splits), opts: opts}
+	workers := opts.Threads
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, len(splits)))
+	s := &Scan{src: src, table: table, splits: slices.Clone(splits), opts: opts, workers: workers}
+	s.stats = make([]SplitStats, len(splits))
+	for i, sp := range splits {
+		s.stats[i] = SplitStats{Split: sp, Kind: sp.Kind(), Bucket: sp.Bucket()}
+	}
+	return s
+}
+
+// Workers returns the number of workers the scan reads with: 1 means it
+// reads in the caller's goroutine.
+func (s *Scan) Workers() int { return s.workers }
+
+// Stats returns what the scan read so far, per split, in the order of the
+// splits given. The counts are final once the scan is closed (Close waits
+// for every worker to record its split's).
+func (s *Scan) Stats() []SplitStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.stats)
 }
 
 // Next returns the next non-empty record batch, or io.EOF. The batch is
 // valid until the next call to Next or Close.
 func (s *Scan) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	s.releaseHeld()
+	if s.closed || s.eof {
+		return nil, io.EOF
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, s.fail(err)
+	}
+	var (
+		rec arrow.RecordBatch
+		err error
+	)
+	if s.workers <= 1 {
+		rec, err = s.nextSequential(ctx)
+	} else {
+		rec, err = s.nextParallel(ctx)
+		s.held = rec
+	}
+	if err == io.EOF {
+		s.eof = true
+		return nil, io.EOF
+	}
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	n := rec.NumRows()
+	if lim := s.opts.Limit; lim > 0 && s.yielded+n >= lim {
+		if rest := lim - s.yielded; n > rest {
+			cut := rec.NewSlice(0, rest)
+			s.releaseHeld()
+			s.held, rec, n = cut, cut, rest
+		}
+		// The limit is reached: the next Next ends the scan, and the
+		// workers stop reading now. The sequential reader stays open,
+		// as rec may be its batch, until Close.
+		s.eof = true
+		if s.pool != nil {
+			s.pool.cancel(errLimitReached)
+		}
+	}
+	s.yielded += n
+	return rec, nil
+}
+
+// fail records err as the scan's error and stops the workers.
+func (s *Scan) fail(err error) error {
+	s.err = err
+	if s.pool != nil {
+		s.pool.cancel(err)
+	}
+	return err
+}
+
+func (s *Scan) releaseHeld() {
+	if s.held != nil {
+		s.held.Release()
+		s.held = nil
+	}
+}
+
+// nextSequential reads the splits one after another in the caller's
+// goroutine, opening each once the one before it is exhausted.
+func (s *Scan) nextSequential(ctx context.Context) (arrow.RecordBatch, error) {
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		if s.cur == nil {
-			if s.closed || s.next >= len(s.splits) {
+			if s.next >= len(s.splits) {
 				return nil, io.EOF
 			}
-			r, err := OpenSplitFrom(ctx, s.src, s.table, s.splits[s.next], s.opts)
+			i := s.next
+			s.next++
+			r, err := s.open(ctx, i)
 			if err != nil {
 				return nil, err
 			}
-			s.next++
-			s.cur = r
+			s.cur, s.curIdx = r, i
 		}
-		if s.cur.Next() {
+		ok, err := s.advance(s.cur, s.curIdx)
+		if ok {
 			rec := s.cur.RecordBatch()
 			if rec.NumRows() == 0 {
 				continue
 			}
+			s.countRows(s.curIdx, rec.NumRows())
 			return rec, nil
 		}
-		// Err after Release: closing the reader may fail too.
-		s.cur.Release()
-		err := s.cur.Err()
+		cerr := s.closeReader(s.cur, s.curIdx)
 		s.cur = nil
 		if err != nil {
 			return nil, err
 		}
+		if cerr != nil {
+			return nil, cerr
+		}
 	}
 }
 
-// Close releases the open split reader. Idempotent.
+// Close stops the scan: it cancels the workers, waits for all of them to
+// exit, and releases every batch and reader. Idempotent. It returns the
+// error closing the open reader returned, unless Next already returned an
+// error.
 func (s *Scan) Close() error {
-	s.closed = true
-	if s.cur != nil {
-		s.cur.Release()
-		err := s.cur.Err()
-		s.cur = nil
-		return err
+	if s.closed {
+		return nil
 	}
-	return nil
+	s.closed = true
+	s.releaseHeld()
+	var err error
+	if s.cur != nil {
+		err = s.closeReader(s.cur, s.curIdx)
+		s.cur = nil
+	}
+	if p := s.pool; p != nil {
+		p.cancel(errScanClosed)
+		for rec := range p.out {
+			rec.Release()
+		}
+		p.wg.Wait()
+	}
+	if s.err != nil {
+		return nil
+	}
+	return err
 }

@@ -15,7 +15,10 @@ import (
 
 // Source is what the split readers read from: a bucket's log, its KV
 // snapshots, and lake files. EngineSource adapts *storage.Engine and
-// *lake.Lake; tests use fakes.
+// *lake.Lake; tests use fakes. A Source must be safe for concurrent use:
+// a Scan's workers open readers from several goroutines (each reader is
+// then used by one goroutine only). A reader may implement
+// Stats() storage.ReadStats (or lake.ReadStats) for Scan.Stats.
 type Source interface {
 	// ReadLog opens a reader over [start, stop) of a bucket's log.
 	ReadLog(ctx context.Context, tb metadata.TableBucket, start, stop int64, opts storage.ReadOptions) (LogBatchReader, error)

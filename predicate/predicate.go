@@ -49,10 +49,19 @@ type Leaf struct {
 	Column int
 	// Name is the column's name, for printing.
 	Name string
-	// Type is the column's type; Literals are canonical values of it.
+	// Type is the column's type; it prints the literals. A timestamp
+	// literal finer than the column's precision widens it to the
+	// literal's, so the literal prints whole.
 	Type metadata.DataType
 	// Literals: one for comparisons and LIKE forms (a string), any number
 	// for In/NotIn, none for null tests. A nil literal is SQL NULL.
+	//
+	// A literal is a canonical value of Type when it converts exactly;
+	// otherwise it keeps its own exact value in a form metadata.Compare
+	// orders exactly against the column's values: an int64, float64 or
+	// DecimalValue for a numeric column (tinyint_col = 300, int_col >
+	// 2.5), a finer time.Time for a timestamp. Tests stay exact: a
+	// TINYINT column is never equal to 300 and always less than it.
 	Literals []any
 }
 

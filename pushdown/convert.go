@@ -16,9 +16,11 @@ import (
 // column op literal for =, <>, <, <=, >, >=, <=> (literal op column is
 // turned around), IS [NOT] NULL, [NOT] IN (literals), [NOT] BETWEEN,
 // [NOT] LIKE 'p%' / '%s' / '%s%' without other wildcards, AND, OR and NOT
-// of convertible parts. Literals are converted to the column's type, and
-// only when the conversion is exact: int_col > 2.5 or tinyint_col = 300
-// stay unconverted rather than compare against a rounded or clamped value.
+// of convertible parts. Literals are converted to the column's type when
+// that is exact; a literal the type cannot hold (int_col > 2.5,
+// tinyint_col = 300, a timestamp finer than the column) keeps its exact
+// value rather than compare as a rounded, clamped or wrapped one (see
+// literal).
 //
 // The predicate is exact: Test on it answers what the expression answers
 // in a WHERE clause.
@@ -54,11 +56,12 @@ func convert(table *metadata.TableInfo, e sqlplan.Expr) (p predicate.P, negatabl
 			l.Op = predicate.NotIn
 		}
 		for _, x := range e.List {
-			v, ok := literal(col, x)
+			v, wide, ok := literal(col, x)
 			if !ok {
 				return nil, false, false
 			}
 			l.Literals = append(l.Literals, v)
+			l.Type = widest(l.Type, wide)
 		}
 		return l, true, true
 	case *sqlplan.Between:
@@ -66,18 +69,18 @@ func convert(table *metadata.TableInfo, e sqlplan.Expr) (p predicate.P, negatabl
 		if !ok {
 			return nil, false, false
 		}
-		lo, okLo := literal(col, e.Lo)
-		hi, okHi := literal(col, e.Hi)
+		lo, wideLo, okLo := literal(col, e.Lo)
+		hi, wideHi, okHi := literal(col, e.Hi)
 		if !okLo || !okHi {
 			return nil, false, false
 		}
 		if e.Not {
 			return &predicate.Or{Children: []predicate.P{
-				leaf(col, predicate.Lt, lo), leaf(col, predicate.Gt, hi),
+				typed(leaf(col, predicate.Lt, lo), wideLo), typed(leaf(col, predicate.Gt, hi), wideHi),
 			}}, true, true
 		}
 		return &predicate.And{Children: []predicate.P{
-			leaf(col, predicate.GtEq, lo), leaf(col, predicate.LtEq, hi),
+			typed(leaf(col, predicate.GtEq, lo), wideLo), typed(leaf(col, predicate.LtEq, hi), wideHi),
 		}}, true, true
 	case *sqlplan.Like:
 		col, ok := column(table, e.E)
@@ -149,7 +152,7 @@ func convertCompare(table *metadata.TableInfo, e *sqlplan.Compare) (predicate.P,
 	if !ok {
 		return nil, false, false
 	}
-	v, ok := literal(col, litExpr)
+	v, wide, ok := literal(col, litExpr)
 	if !ok {
 		return nil, false, false
 	}
@@ -157,13 +160,13 @@ func convertCompare(table *metadata.TableInfo, e *sqlplan.Compare) (predicate.P,
 		if v == nil {
 			return leaf(col, predicate.IsNull), true, true
 		}
-		return leaf(col, predicate.Eq, v), false, true
+		return typed(leaf(col, predicate.Eq, v), wide), false, true
 	}
 	lop, ok := leafOp[op]
 	if !ok {
 		return nil, false, false
 	}
-	return leaf(col, lop, v), true, true
+	return typed(leaf(col, lop, v), wide), true, true
 }
 
 // col is a resolved column of the table.
@@ -189,6 +192,20 @@ func leaf(c col, op predicate.Op, lits ...any) *predicate.Leaf {
 	return &predicate.Leaf{Op: op, Column: c.index, Name: c.name, Type: c.t, Literals: lits}
 }
 
+// typed sets the type a leaf prints its literals with (see literal).
+func typed(l *predicate.Leaf, t metadata.DataType) *predicate.Leaf {
+	l.Type = t
+	return l
+}
+
+// widest is the finer of two print types of one column.
+func widest(a, b metadata.DataType) metadata.DataType {
+	if b.Precision > a.Precision {
+		return b
+	}
+	return a
+}
+
 func orOf(l, r predicate.P) predicate.P {
 	var cs []predicate.P
 	for _, p := range []predicate.P{l, r} {
@@ -201,24 +218,75 @@ func orOf(l, r predicate.P) predicate.P {
 	return &predicate.Or{Children: cs}
 }
 
-// literal converts a literal expression to a canonical value of the
-// column's type, when that is exact.
-func literal(c col, e sqlplan.Expr) (any, bool) {
+// literal converts a literal expression to a value the leaf compares
+// against the column: the canonical value of the column's type when the
+// conversion is exact. When it is not — a number out of the type's range
+// or with more digits than it holds (tinyint_col = 300, int_col > 2.5,
+// dec_col = 1.005), a timestamp finer than the column's precision — the
+// literal keeps its own exact value: metadata.Compare orders numbers of
+// every form exactly against each other, and timestamps of every
+// precision, so the leaf still answers exactly (tinyint_col = 300 matches
+// nothing, tinyint_col < 300 every non-NULL row) with neither a wrap-around
+// nor a rounded bound. The sqlplan binder keeps such literals the same
+// way, so the residual and the pushed leaf agree. wide is the type to
+// print the literal with: the column's, or a finer timestamp.
+func literal(c col, e sqlplan.Expr) (v any, wide metadata.DataType, ok bool) {
 	lit, ok := e.(*sqlplan.Literal)
 	if !ok {
-		return nil, false
+		return nil, c.t, false
 	}
 	if lit.Value == nil {
-		return nil, true
+		return nil, c.t, true
 	}
 	if !compatible(c.t, lit.T, lit.Value) {
-		return nil, false
+		return nil, c.t, false
 	}
 	v, err := metadata.CoerceValue(c.t, lit.Value)
-	if err != nil || v == nil || !exact(c.t, lit.Value, v) {
-		return nil, false
+	if err == nil && v != nil && exact(c.t, lit.Value, v) {
+		return v, c.t, true
 	}
-	return v, true
+	switch x := lit.Value.(type) {
+	case int64, metadata.DecimalValue:
+		if c.t.IsNumeric() {
+			return x, c.t, true
+		}
+	case float64:
+		// NaN and the infinities compare as metadata.Compare says, which
+		// is how the residual compares them too.
+		if c.t.IsNumeric() {
+			return x, c.t, true
+		}
+	case string:
+		if c.t.Root != metadata.Timestamp && c.t.Root != metadata.TimestampLTZ {
+			break
+		}
+		wide, err := wideTimestamp(c.t.Root, x)
+		if t, ok := wide.(time.Time); err == nil && ok {
+			w := c.t
+			w.Precision = max(w.Precision, fractionDigits(t))
+			return t, w, true
+		}
+	case time.Time:
+		if c.t.Root == metadata.Timestamp || c.t.Root == metadata.TimestampLTZ {
+			w := c.t
+			w.Precision = max(w.Precision, fractionDigits(x))
+			return x.UTC(), w, true
+		}
+	}
+	return nil, c.t, false
+}
+
+// fractionDigits is the number of fractional second digits t needs: 3, 6
+// or 9.
+func fractionDigits(t time.Time) int {
+	ns := t.Nanosecond()
+	switch {
+	case ns%1e6 == 0:
+		return 3
+	case ns%1e3 == 0:
+		return 6
+	}
+	return 9
 }
 
 // compatible says which literal forms may be read as a value of t (the

@@ -18,8 +18,9 @@
 //
 // Pushdown never changes a result. A conjunct is consumed only when it is
 // converted exactly: a literal is converted to its column's type only when
-// nothing is lost (int_col > 2.5 and tinyint_col = 300 stay residual), and
-// the converted predicate answers TRUE for exactly the rows the SQL
+// nothing is lost, and otherwise keeps its exact value (tinyint_col = 300
+// matches no row, int_col > 2.5 compares with 2.5, never 2), and the
+// converted predicate answers TRUE for exactly the rows the SQL
 // expression does, under three-valued logic. Anything else is kept in the
 // post filter, where it costs time but never rows.
 //

@@ -1,6 +1,7 @@
 package pushdown_test
 
 import (
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"unicode"
@@ -248,6 +249,10 @@ func (p *exprParser) primary() (sqlplan.Expr, error) {
 		return &sqlplan.Literal{}, nil
 	case strings.EqualFold(tok, "TRUE"), strings.EqualFold(tok, "FALSE"):
 		return &sqlplan.Literal{Value: strings.EqualFold(tok, "TRUE"), T: metadata.BooleanType()}, nil
+	case strings.EqualFold(tok, "X") && p.pos < len(p.toks) && strings.HasPrefix(p.toks[p.pos], "'"):
+		p.pos++
+		b, err := hex.DecodeString(unquote(p.toks[p.pos-1]))
+		return &sqlplan.Literal{Value: b, T: metadata.BytesType()}, err
 	case strings.EqualFold(tok, "DATE"), strings.EqualFold(tok, "TIMESTAMP"):
 		t := metadata.DateType()
 		if strings.EqualFold(tok, "TIMESTAMP") {

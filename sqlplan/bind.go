@@ -115,7 +115,13 @@ type binder struct {
 	outputs []OutputColumn // bound select list, for aliases and positions
 	clause  clause
 	inAgg   bool
+	// currentDB is what DATABASE() returns.
+	currentDB string
 }
+
+// Version is what VERSION() returns: a MySQL-style version (clients such
+// as GORM's MySQL dialector parse its leading numbers) naming this engine.
+const Version = "8.0.0-fluss-0.1"
 
 // BindSelect resolves s against the catalog; currentDB qualifies an
 // unqualified table name ("" means metadata.DefaultDatabase). A name with a
@@ -128,7 +134,10 @@ func BindSelect(ctx context.Context, s *Select, cat Catalog, currentDB string, a
 			return nil, err
 		}
 	}
-	if err := bindQuery(plan, s, args); err != nil {
+	if currentDB == "" {
+		currentDB = metadata.DefaultDatabase
+	}
+	if err := bindQuery(plan, s, args, currentDB); err != nil {
 		return nil, err
 	}
 	return plan, nil
@@ -136,8 +145,8 @@ func BindSelect(ctx context.Context, s *Select, cat Catalog, currentDB string, a
 
 // bindQuery binds the clauses of s into plan, whose table (if any) is
 // already resolved.
-func bindQuery(plan *SelectPlan, s *Select, args []Arg) error {
-	b := &binder{args: args, alias: s.Alias}
+func bindQuery(plan *SelectPlan, s *Select, args []Arg, currentDB string) error {
+	b := &binder{args: args, alias: s.Alias, currentDB: currentDB}
 	if plan.From {
 		b.table = &plan.Table
 	}
@@ -509,11 +518,15 @@ func (b *binder) bind(e Expr) (Expr, error) {
 			return nil, err
 		}
 		if l, ok := in.(*Literal); ok {
-			v, err := metadata.CoerceValue(x.T, l.source())
-			if err != nil {
-				return nil, wrapf(metadata.ErrInvalidValue, err, "CAST(%s AS %s)", l, x.T)
+			// A constant folds when it converts; otherwise the executor
+			// applies MySQL's rules ('12abc' as SIGNED is 12, 'nope' as
+			// DATE is NULL).
+			if v, err := metadata.CoerceValue(x.T, l.source()); err == nil {
+				return &Literal{Value: v, T: x.T}, nil
 			}
-			return &Literal{Value: v, T: x.T}, nil
+			if l.T.Root == 0 && l.arg != nil {
+				return nil, errorf(metadata.ErrInvalidValue, "cannot tell the type of argument %T in CAST(%s AS %s)", l.arg, l.describe(), x.T)
+			}
 		}
 		return &Cast{E: in, T: x.T}, nil
 	}
@@ -569,6 +582,14 @@ func (b *binder) bindFunc(f *Func) (Expr, error) {
 		return nil, err
 	}
 	out.T = t
+	// The connection's state and the engine's identity are constants of
+	// the statement.
+	switch f.Name {
+	case "version":
+		return &Literal{Value: Version, T: t}, nil
+	case "database", "schema":
+		return &Literal{Value: b.currentDB, T: t}, nil
+	}
 	return out, nil
 }
 

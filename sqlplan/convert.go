@@ -741,7 +741,8 @@ func convertType(t *sqlparser.ConvertType) (metadata.DataType, error) {
 			return out, err
 		}
 		out = metadata.DecimalType(p, s)
-	case "signed", "signed integer":
+	case "signed", "signed integer", "unsigned", "unsigned integer":
+		// UNSIGNED has no type of its own here: BIGINT holds what it reads.
 		out = metadata.BigIntType()
 	default:
 		return out, unsupported("CAST to %s", strings.ToUpper(t.Type))

@@ -53,15 +53,22 @@ func Parse(sql string) (stmt Statement, err error) {
 	return p.parseStatement()
 }
 
-// parseExplain parses the SELECT after EXPLAIN [PLAN FOR]; l has just read
-// EXPLAIN.
+// parseExplain parses the SELECT after EXPLAIN [ANALYZE | PLAN FOR]; l
+// has just read EXPLAIN.
 func parseExplain(sql string, l *lexer) (Statement, error) {
 	start := l.pos
 	t, err := l.next()
 	if err != nil {
 		return nil, err
 	}
-	if t.kind == tokIdent && strings.EqualFold(t.text, "PLAN") {
+	analyze := false
+	if t.kind == tokIdent && strings.EqualFold(t.text, "ANALYZE") {
+		analyze = true
+		start = l.pos
+		if t, err = l.next(); err != nil {
+			return nil, err
+		}
+	} else if t.kind == tokIdent && strings.EqualFold(t.text, "PLAN") {
 		f, err := l.next()
 		if err != nil {
 			return nil, err
@@ -88,5 +95,5 @@ func parseExplain(sql string, l *lexer) (Statement, error) {
 	if !ok {
 		return nil, unsupported("EXPLAIN of %T", s)
 	}
-	return &Explain{Select: sel}, nil
+	return &Explain{Select: sel, Analyze: analyze}, nil
 }

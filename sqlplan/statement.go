@@ -115,9 +115,11 @@ type Call struct {
 	Args      []Expr
 }
 
-// Explain is EXPLAIN [PLAN FOR] SELECT ...
+// Explain is EXPLAIN [PLAN FOR] SELECT ... or EXPLAIN ANALYZE SELECT ...
 type Explain struct {
 	Select *Select
+	// Analyze: run the query to its end and report what it read.
+	Analyze bool
 }
 
 func (*CreateDatabase) isStatement() {}
@@ -326,4 +328,9 @@ func (s *Call) String() string {
 	return "CALL " + s.Procedure + "(" + strings.Join(args, ", ") + ")"
 }
 
-func (s *Explain) String() string { return "EXPLAIN " + s.Select.String() }
+func (s *Explain) String() string {
+	if s.Analyze {
+		return "EXPLAIN ANALYZE " + s.Select.String()
+	}
+	return "EXPLAIN " + s.Select.String()
+}

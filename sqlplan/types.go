@@ -240,7 +240,7 @@ func coerceLiteral(l *Literal, t metadata.DataType, what string) (*Literal, erro
 // checkComparable refuses comparing values of unrelated types.
 func checkComparable(a, b Expr) error {
 	ta, tb := a.Type(), b.Type()
-	if ta.Root == 0 || tb.Root == 0 || comparableTypes(ta, tb) {
+	if ta.Root == 0 || tb.Root == 0 || comparableTypes(ta, tb) || stringNumber(ta, tb) {
 		return nil
 	}
 	return errorf(metadata.ErrUnsupported, "cannot compare %s (%s) with %s (%s)", describeExpr(a), ta, describeExpr(b), tb)
@@ -251,6 +251,13 @@ func describeExpr(e Expr) string {
 		return l.describe()
 	}
 	return e.String()
+}
+
+// stringNumber reports a string compared with a number, which compares
+// numerically, as in MySQL: the string is read as a number (its longest
+// numeric prefix, 0 if none).
+func stringNumber(a, b metadata.DataType) bool {
+	return a.IsString() && b.IsNumeric() || a.IsNumeric() && b.IsString()
 }
 
 func comparableTypes(a, b metadata.DataType) bool {
@@ -411,7 +418,8 @@ func funcType(f *Func, ts []metadata.DataType) (metadata.DataType, error) {
 			return metadata.DoubleType(), nil
 		case arg.Root == metadata.Decimal:
 			if f.Name == "avg" {
-				return metadata.DecimalType(metadata.MaxDecimalPrecision, max(arg.Scale, 6)), nil
+				// As MySQL's division: four more fractional digits.
+				return metadata.DecimalType(metadata.MaxDecimalPrecision, min(arg.Scale+4, metadata.MaxDecimalPrecision)), nil
 			}
 			return metadata.DecimalType(metadata.MaxDecimalPrecision, arg.Scale), nil
 		}
@@ -420,13 +428,13 @@ func funcType(f *Func, ts []metadata.DataType) (metadata.DataType, error) {
 		if err := nargs(1, 1); err != nil {
 			return arg, err
 		}
-		if !arg.HasOrder() {
+		if arg.Root != 0 && !arg.HasOrder() {
 			return arg, errorf(metadata.ErrUnsupported, "%s of %s", name, arg)
 		}
 		return arg, nil
-	case "version":
+	case "version", "database", "schema":
 		return metadata.StringType(), nargs(0, 0)
-	case "lower", "upper", "trim", "ltrim", "rtrim", "reverse":
+	case "lower", "upper", "lcase", "ucase", "trim", "ltrim", "rtrim", "reverse":
 		return metadata.StringType(), nargs(1, 1)
 	case "concat":
 		return metadata.StringType(), nargs(1, 1<<16)
@@ -434,7 +442,7 @@ func funcType(f *Func, ts []metadata.DataType) (metadata.DataType, error) {
 		return metadata.StringType(), nargs(2, 3)
 	case "replace":
 		return metadata.StringType(), nargs(3, 3)
-	case "length", "char_length", "character_length":
+	case "length", "octet_length", "char_length", "character_length":
 		return metadata.BigIntType(), nargs(1, 1)
 	case "abs":
 		if err := nargs(1, 1); err != nil {
@@ -443,13 +451,89 @@ func funcType(f *Func, ts []metadata.DataType) (metadata.DataType, error) {
 		if arg.Root != 0 && !arg.IsNumeric() {
 			return arg, errorf(metadata.ErrUnsupported, "ABS of %s", arg)
 		}
-		return arg, nil
+		return numericResult(arg), nil
+	case "round":
+		if err := nargs(1, 2); err != nil {
+			return arg, err
+		}
+		if err := wantNumeric(name, ts...); err != nil {
+			return arg, err
+		}
+		if arg.Root == metadata.Decimal {
+			// The scale is the digits kept: none without a count, the
+			// count when it is a constant, else the argument's.
+			s := 0
+			if len(f.Args) == 2 {
+				s = arg.Scale
+				if l, ok := f.Args[1].(*Literal); ok {
+					if d, ok := l.Value.(int64); ok {
+						s = int(min(max(d, 0), int64(arg.Scale)))
+					}
+				}
+			}
+			return metadata.DecimalType(metadata.MaxDecimalPrecision, s), nil
+		}
+		return numericResult(arg), nil
+	case "floor", "ceil", "ceiling":
+		if err := nargs(1, 1); err != nil {
+			return arg, err
+		}
+		if err := wantNumeric(name, ts...); err != nil {
+			return arg, err
+		}
+		if arg.Root == metadata.Decimal {
+			// An integer: BIGINT when every value fits, else DECIMAL(38, 0).
+			if arg.Precision-arg.Scale <= 18 {
+				return metadata.BigIntType(), nil
+			}
+			return metadata.DecimalType(metadata.MaxDecimalPrecision, 0), nil
+		}
+		return numericResult(arg), nil
 	case "mod":
 		if err := nargs(2, 2); err != nil {
 			return arg, err
 		}
 		return arithType('%', ts[0], ts[1])
-	case "coalesce", "ifnull":
+	case "year", "month", "day", "dayofmonth":
+		if err := nargs(1, 1); err != nil {
+			return arg, err
+		}
+		if err := wantDateLike(name, arg); err != nil {
+			return arg, err
+		}
+		return metadata.BigIntType(), nil
+	case "date_format":
+		if err := nargs(2, 2); err != nil {
+			return arg, err
+		}
+		if err := wantDateLike(name, arg); err != nil {
+			return arg, err
+		}
+		if t := ts[1]; t.Root != 0 && !t.IsString() {
+			return arg, errorf(metadata.ErrUnsupported, "DATE_FORMAT format of %s", t)
+		}
+		return metadata.StringType(), nil
+	case "nullif":
+		if err := nargs(2, 2); err != nil {
+			return arg, err
+		}
+		if !(ts[0].Root == 0 || ts[1].Root == 0 || comparableTypes(ts[0], ts[1]) || stringNumber(ts[0], ts[1])) {
+			return arg, errorf(metadata.ErrUnsupported, "NULLIF of %s and %s", ts[0], ts[1])
+		}
+		if arg.Root == 0 {
+			return ts[1], nil
+		}
+		return arg, nil
+	case "ifnull":
+		if err := nargs(2, 2); err != nil {
+			return arg, err
+		}
+		t, ok := commonType(ts)
+		if !ok {
+			return t, errorf(metadata.ErrUnsupported, "%s of different types (%s)", name, typeList(ts))
+		}
+		return t, nil
+	case "coalesce":
 		if err := nargs(1, 1<<16); err != nil {
 			return arg, err
 		}
@@ -504,4 +588,40 @@ func funcType(f *Func, ts []metadata.DataType) (metadata.DataType, error) {
 		return metadata.RowType(fields...), nil
 	}
 	return arg, errorf(metadata.ErrUnsupported, "function %s is not supported", name)
+}
+
+// numericResult is the type of a function that keeps its argument's kind:
+// integers BIGINT, FLOAT DOUBLE, DECIMAL(p, s) DECIMAL(38, s).
+func numericResult(t metadata.DataType) metadata.DataType {
+	switch {
+	case t.Root == 0, t.IsInteger():
+		return metadata.BigIntType()
+	case t.Root == metadata.Float || t.Root == metadata.Double:
+		return metadata.DoubleType()
+	case t.Root == metadata.Decimal:
+		return metadata.DecimalType(metadata.MaxDecimalPrecision, t.Scale)
+	}
+	return t
+}
+
+func wantNumeric(name string, ts ...metadata.DataType) error {
+	for _, t := range ts {
+		if t.Root != 0 && !t.IsNumeric() {
+			return errorf(metadata.ErrUnsupported, "%s of %s", name, t)
+		}
+	}
+	return nil
+}
+
+// wantDateLike accepts what date functions read: DATE, TIMESTAMP,
+// TIMESTAMP_LTZ and strings (read as a date or timestamp, as MySQL does).
+func wantDateLike(name string, t metadata.DataType) error {
+	switch t.Root {
+	case 0, metadata.Date, metadata.Timestamp, metadata.TimestampLTZ:
+		return nil
+	}
+	if t.IsString() {
+		return nil
+	}
+	return errorf(metadata.ErrUnsupported, "%s of %s", name, t)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/predicate"
 	"github.com/flusslite/fluss/storage/internal/logformat"
 )
 
@@ -341,8 +342,8 @@ func (e *Engine) fillKvSnapshot(f File, entry *tableEntry, tb metadata.TableBuck
 	return err
 }
 
-// encodeSnapshotRows encodes rows as one append-only record batch without
-// statistics.
+// encodeSnapshotRows encodes rows as one append-only record batch with
+// the table's column statistics, so that a filtered read skips chunks.
 func (e *Engine) encodeSnapshotRows(entry *tableEntry, rows [][]any) ([]byte, error) {
 	rb := array.NewRecordBuilder(e.opts.Allocator, entry.arrow)
 	defer rb.Release()
@@ -355,7 +356,7 @@ func (e *Engine) encodeSnapshotRows(entry *tableEntry, rows [][]any) ([]byte, er
 	}
 	rec := rb.NewRecordBatch()
 	defer rec.Release()
-	return logformat.EncodeBatch(nil, logformat.Batch{SchemaID: int16(entry.Info.SchemaID), Record: rec},
+	return logformat.EncodeBatch(nil, logformat.Batch{SchemaID: int16(entry.Info.SchemaID), Record: rec, Stats: columnStats(entry, rows)},
 		logformat.EncodeOptions{Types: entry.types, Compression: entry.Info.Config.Compression, Allocator: e.opts.Allocator})
 }
 
@@ -417,6 +418,9 @@ type KvSnapshotReader struct {
 	dec    *logformat.RecordDecoder
 	empty  *arrow.Schema
 	mem    memory.Allocator
+	filter predicate.P
+	types  []metadata.DataType
+	stats  ReadStats
 
 	batch  KvBatch
 	buf    *memory.Buffer
@@ -485,6 +489,7 @@ func (r *KvSnapshotReader) open(entry *tableEntry, tb metadata.TableBucket, opts
 		return fmt.Errorf("%w: KV snapshot %s belongs to %s snapshot %d schema %d", metadata.ErrCorrupt, r.snap.rel, r.header.tb, r.header.id, r.header.schemaID)
 	}
 	r.pos = kvSnapHeaderSize
+	r.filter, r.types = opts.Filter, entry.types
 	if opts.Projection != nil && len(opts.Projection) == 0 {
 		r.empty = arrow.NewSchema(nil, nil)
 		return nil
@@ -506,48 +511,58 @@ func (r *KvSnapshotReader) Next() bool {
 	if r.closed || r.err != nil {
 		return false
 	}
-	if err := r.step(); err != nil {
-		if err != io.EOF {
-			r.err = err
+	for {
+		skipped, err := r.step()
+		if err != nil {
+			if err != io.EOF {
+				r.err = err
+			}
+			return false
 		}
-		return false
+		if !skipped {
+			return true
+		}
 	}
-	return true
 }
 
-func (r *KvSnapshotReader) step() error {
+// step reads the next chunk; skipped reports a chunk whose statistics
+// prove that no row of it matches the filter. Skipping snapshot rows is
+// safe under the merge with the log tail: a skipped row could only reach
+// the result unchanged, and it does not match; a change in the tail that
+// supersedes it carries its own full row.
+func (r *KvSnapshotReader) step() (skipped bool, err error) {
 	if r.pos == r.size {
 		if r.chunks != r.header.chunks {
-			return r.corrupt(fmt.Sprintf("file ends after %d of %d chunks", r.chunks, r.header.chunks))
+			return false, r.corrupt(fmt.Sprintf("file ends after %d of %d chunks", r.chunks, r.header.chunks))
 		}
-		return io.EOF
+		return false, io.EOF
 	}
 	if r.chunks >= r.header.chunks {
-		return r.corrupt("bytes after the last chunk")
+		return false, r.corrupt("bytes after the last chunk")
 	}
 	if r.size-r.pos < kvSnapChunkHdr {
-		return r.corrupt("chunk header cut short")
+		return false, r.corrupt("chunk header cut short")
 	}
 	var ch [kvSnapChunkHdr]byte
 	if _, err := r.f.ReadAt(ch[:], r.pos); err != nil {
-		return fmt.Errorf("read KV snapshot %s: %w", r.snap.rel, err)
+		return false, fmt.Errorf("read KV snapshot %s: %w", r.snap.rel, err)
 	}
 	keyLen := int64(binary.LittleEndian.Uint32(ch[:]))
 	if keyLen > r.size-r.pos-kvSnapChunkHdr-logformat.HeaderSize {
-		return r.corrupt("key block runs past the end of the file")
+		return false, r.corrupt("key block runs past the end of the file")
 	}
 	keyBlock := make([]byte, keyLen)
 	if _, err := r.f.ReadAt(keyBlock, r.pos+kvSnapChunkHdr); err != nil {
-		return fmt.Errorf("read KV snapshot %s: %w", r.snap.rel, err)
+		return false, fmt.Errorf("read KV snapshot %s: %w", r.snap.rel, err)
 	}
 	if crc32.Checksum(keyBlock, castagnoli) != binary.LittleEndian.Uint32(ch[4:]) {
-		return r.corrupt("key block CRC mismatch")
+		return false, r.corrupt("key block CRC mismatch")
 	}
 	var keys [][]byte
 	for rest := keyBlock; len(rest) > 0; {
 		n, w := binary.Uvarint(rest)
 		if w <= 0 || n > uint64(len(rest)-w) {
-			return r.corrupt("bad key in the key block")
+			return false, r.corrupt("bad key in the key block")
 		}
 		keys = append(keys, rest[w:w+int(n)])
 		rest = rest[w+int(n):]
@@ -555,29 +570,45 @@ func (r *KvSnapshotReader) step() error {
 	bpos := r.pos + kvSnapChunkHdr + keyLen
 	var hdr [logformat.HeaderSize]byte
 	if _, err := r.f.ReadAt(hdr[:], bpos); err != nil {
-		return fmt.Errorf("read KV snapshot %s: %w", r.snap.rel, err)
+		return false, fmt.Errorf("read KV snapshot %s: %w", r.snap.rel, err)
 	}
 	h, err := logformat.ParseHeader(hdr[:])
 	if err != nil {
-		return r.corrupt(err.Error())
+		return false, r.corrupt(err.Error())
 	}
 	if bpos+h.Size() > r.size {
-		return r.corrupt("record batch runs past the end of the file")
+		return false, r.corrupt("record batch runs past the end of the file")
+	}
+	if r.filter != nil && h.StatisticsLength > 0 {
+		blob := make([]byte, h.StatisticsLength)
+		if _, err := r.f.ReadAt(blob, bpos+logformat.HeaderSize); err != nil {
+			return false, fmt.Errorf("read KV snapshot %s: %w", r.snap.rel, err)
+		}
+		cols, err := logformat.DecodeStats(blob, r.types)
+		if err != nil {
+			return false, fmt.Errorf("KV snapshot %s at byte %d: %w", r.snap.rel, bpos, err)
+		}
+		if !predicate.MaybeTest(r.filter, batchStats{rows: int64(h.RecordCount), cols: cols}) {
+			r.pos = bpos + h.Size()
+			r.chunks++
+			r.stats.BatchesSkipped++
+			return true, nil
+		}
 	}
 	buf := memory.NewResizableBuffer(r.mem)
 	buf.Resize(int(h.Size()))
 	if _, err := r.f.ReadAt(buf.Bytes(), bpos); err != nil {
 		buf.Release()
-		return fmt.Errorf("read KV snapshot %s: %w", r.snap.rel, err)
+		return false, fmt.Errorf("read KV snapshot %s: %w", r.snap.rel, err)
 	}
 	d, err := logformat.DecodeBatch(buf.Bytes())
 	if err != nil {
 		buf.Release()
-		return r.corrupt(err.Error())
+		return false, r.corrupt(err.Error())
 	}
 	if int(h.RecordCount) != len(keys) {
 		buf.Release()
-		return r.corrupt(fmt.Sprintf("%d rows for %d keys", h.RecordCount, len(keys)))
+		return false, r.corrupt(fmt.Sprintf("%d rows for %d keys", h.RecordCount, len(keys)))
 	}
 	var rec arrow.RecordBatch
 	if r.empty != nil {
@@ -588,19 +619,21 @@ func (r *KvSnapshotReader) step() error {
 		msg.Release()
 		if err != nil {
 			buf.Release()
-			return fmt.Errorf("KV snapshot %s at byte %d: %w", r.snap.rel, bpos, err)
+			return false, fmt.Errorf("KV snapshot %s at byte %d: %w", r.snap.rel, bpos, err)
 		}
 		if rec.NumRows() != int64(len(keys)) {
 			rec.Release()
 			buf.Release()
-			return r.corrupt(fmt.Sprintf("%d decoded rows for %d keys", rec.NumRows(), len(keys)))
+			return false, r.corrupt(fmt.Sprintf("%d decoded rows for %d keys", rec.NumRows(), len(keys)))
 		}
 	}
 	r.batch = KvBatch{Record: rec, Keys: keys}
 	r.buf = buf
 	r.pos = bpos + h.Size()
 	r.chunks++
-	return nil
+	r.stats.Batches++
+	r.stats.Rows += int64(len(keys))
+	return false, nil
 }
 
 func (r *KvSnapshotReader) release() {
@@ -619,6 +652,11 @@ func (r *KvSnapshotReader) Batch() KvBatch { return r.batch }
 
 // Err returns the error that ended the iteration, if any.
 func (r *KvSnapshotReader) Err() error { return r.err }
+
+// Stats returns what the reader has read so far: the chunks (record
+// batches) it returned and those its filter skipped, and the rows
+// returned.
+func (r *KvSnapshotReader) Stats() ReadStats { return r.stats }
 
 // Close releases the reader and unpins its snapshot, which is removed
 // when it is no longer the latest. Idempotent.

@@ -61,11 +61,38 @@ type LogReader struct {
 	seg int   // index into snap.segs
 	pos int64 // position of the next batch in the segment
 
-	batch  LogBatch
-	buf    *memory.Buffer
-	err    error
-	closed bool
+	batch   LogBatch
+	buf     *memory.Buffer
+	scratch []byte // raw batch bytes when no column is decoded
+	head    []byte // the start of the batch being read: header, statistics
+	stats   ReadStats
+	err     error
+	closed  bool
 }
+
+// ReadStats count what a reader read and what its filter let it skip. A
+// log or KV snapshot reader counts record batches; a lake reader counts
+// Parquet row groups. Rows are the rows returned.
+type ReadStats struct {
+	Batches, BatchesSkipped     int64
+	RowGroups, RowGroupsSkipped int64
+	Rows                        int64
+}
+
+// Add returns the sum of s and o.
+func (s ReadStats) Add(o ReadStats) ReadStats {
+	return ReadStats{
+		Batches:          s.Batches + o.Batches,
+		BatchesSkipped:   s.BatchesSkipped + o.BatchesSkipped,
+		RowGroups:        s.RowGroups + o.RowGroups,
+		RowGroupsSkipped: s.RowGroupsSkipped + o.RowGroupsSkipped,
+		Rows:             s.Rows + o.Rows,
+	}
+}
+
+// headRead is how many bytes of a batch the reader reads first: the
+// header and, unless there are many statistics columns, the statistics.
+const headRead = 512
 
 // ReadLog opens a reader over [start, stop) of a bucket's log. stop is
 // capped at the high watermark (stop < 0 means the high watermark); a
@@ -93,7 +120,8 @@ func (e *Engine) ReadLog(ctx context.Context, tb metadata.TableBucket, start, st
 // tablet (the zero snapshot for a bucket never written). The reader owns
 // the snapshot's segment references from then on, also when it fails.
 func newLogReader(entry *tableEntry, tb metadata.TableBucket, snap tabletSnapshot, start, stop int64, opts ReadOptions, mem memory.Allocator) (*LogReader, error) {
-	r := &LogReader{tb: tb, snap: snap, next: start, opts: opts, types: entry.types, mem: mem}
+	r := &LogReader{tb: tb, snap: snap, next: start, opts: opts, types: entry.types, mem: mem,
+		head: make([]byte, headRead)}
 	if stop < 0 || stop > r.snap.hw {
 		stop = r.snap.hw
 	}
@@ -102,6 +130,7 @@ func newLogReader(entry *tableEntry, tb metadata.TableBucket, snap tabletSnapsho
 		r.snap.release()
 		return nil, fmt.Errorf("%w: %s: offset %d is below the log start offset %d", metadata.ErrNotFound, tb, start, r.snap.logStart)
 	}
+	r.seek()
 	if opts.Projection != nil && len(opts.Projection) == 0 {
 		r.empty = arrow.NewSchema(nil, nil)
 		return r, nil
@@ -111,7 +140,6 @@ func newLogReader(entry *tableEntry, tb metadata.TableBucket, snap tabletSnapsho
 		r.snap.release()
 		return nil, fmt.Errorf("read %s: %w", tb, err)
 	}
-	r.seek()
 	return r, nil
 }
 
@@ -178,11 +206,13 @@ func (r *LogReader) step() (ok bool, err error) {
 	if sv.size-r.pos < logformat.HeaderSize {
 		return false, r.corrupt(sv, "batch header cut short")
 	}
-	var hdr [logformat.HeaderSize]byte
-	if _, err := sv.seg.f.ReadAt(hdr[:], r.pos); err != nil {
+	// One read takes the header and, usually, the statistics after it,
+	// which is all a batch the filter skips costs.
+	head := r.head[:min(int64(len(r.head)), sv.size-r.pos)]
+	if _, err := sv.seg.f.ReadAt(head, r.pos); err != nil {
 		return false, fmt.Errorf("read %s at byte %d: %w", sv.seg.rel, r.pos, err)
 	}
-	h, err := logformat.ParseHeader(hdr[:])
+	h, err := logformat.ParseHeader(head)
 	if err != nil {
 		return false, r.corrupt(sv, err.Error())
 	}
@@ -196,42 +226,53 @@ func (r *LogReader) step() (ok bool, err error) {
 	if h.BaseOffset > r.next {
 		return false, r.corrupt(sv, fmt.Sprintf("batch starts at offset %d, want %d", h.BaseOffset, r.next))
 	}
-	buf := memory.NewResizableBuffer(r.mem)
-	buf.Resize(int(h.Size()))
-	if _, err := sv.seg.f.ReadAt(buf.Bytes(), r.pos); err != nil {
-		buf.Release()
-		return false, fmt.Errorf("read %s at byte %d: %w", sv.seg.rel, r.pos, err)
-	}
-	d, err := logformat.DecodeBatch(buf.Bytes())
-	if err != nil {
-		buf.Release()
-		return false, r.corrupt(sv, err.Error())
-	}
-	batchPos := r.pos
-	r.pos += h.Size()
 	from := r.next - h.BaseOffset
 	to := min(h.NextOffset(), r.stop) - h.BaseOffset
-	r.next = h.BaseOffset + to
-	if r.opts.Filter != nil && len(d.Stats) > 0 {
-		stats, err := logformat.DecodeStats(d.Stats, r.types)
-		if err != nil {
-			buf.Release()
-			return false, fmt.Errorf("%s at byte %d: %w", sv.seg.rel, batchPos, err)
+	if skip, err := r.skipByStats(sv, h, head); err != nil || skip {
+		if err == nil {
+			r.pos += h.Size()
+			r.next = h.BaseOffset + to
+			r.stats.BatchesSkipped++
 		}
-		if !predicate.MaybeTest(r.opts.Filter, batchStats{rows: int64(h.RecordCount), cols: stats}) {
-			buf.Release()
-			return false, nil
+		return false, err
+	}
+	// The whole batch is read and its CRC checked before any of it is
+	// used. Without columns to decode it goes to a reused scratch slice:
+	// a row count needs no Arrow buffer at all.
+	var raw []byte
+	var buf *memory.Buffer
+	if r.empty != nil {
+		if int64(cap(r.scratch)) < h.Size() {
+			r.scratch = make([]byte, h.Size())
 		}
+		raw = r.scratch[:h.Size()]
+	} else {
+		buf = memory.NewResizableBuffer(r.mem)
+		buf.Resize(int(h.Size()))
+		raw = buf.Bytes()
+	}
+	fail := func(err error) (bool, error) {
+		if buf != nil {
+			buf.Release()
+		}
+		return false, err
+	}
+	if _, err := sv.seg.f.ReadAt(raw, r.pos); err != nil {
+		return fail(fmt.Errorf("read %s at byte %d: %w", sv.seg.rel, r.pos, err))
+	}
+	d, err := logformat.DecodeBatch(raw)
+	if err != nil {
+		return fail(r.corrupt(sv, err.Error()))
 	}
 	if int64(h.RecordCount) != int64(h.LastOffsetDelta)+1 {
 		// Batches with offsets but no rows (a primary-key write that
 		// changed nothing) hold nothing to read.
 		if h.RecordCount == 0 {
-			buf.Release()
-			return false, nil
+			r.pos += h.Size()
+			r.next = h.BaseOffset + to
+			return fail(nil)
 		}
-		buf.Release()
-		return false, r.corrupt(sv, fmt.Sprintf("%d records for %d offsets", h.RecordCount, h.LastOffsetDelta+1))
+		return fail(r.corrupt(sv, fmt.Sprintf("%d records for %d offsets", h.RecordCount, h.LastOffsetDelta+1)))
 	}
 	var rec arrow.RecordBatch
 	if r.empty != nil {
@@ -241,13 +282,11 @@ func (r *LogReader) step() (ok bool, err error) {
 		rec, err = r.dec.Decode(msg)
 		msg.Release()
 		if err != nil {
-			buf.Release()
-			return false, fmt.Errorf("%s at byte %d: %w", sv.seg.rel, batchPos, err)
+			return fail(fmt.Errorf("%s at byte %d: %w", sv.seg.rel, r.pos, err))
 		}
 		if rec.NumRows() != int64(h.RecordCount) {
 			rec.Release()
-			buf.Release()
-			return false, r.corrupt(sv, fmt.Sprintf("%d rows for %d records", rec.NumRows(), h.RecordCount))
+			return fail(r.corrupt(sv, fmt.Sprintf("%d rows for %d records", rec.NumRows(), h.RecordCount)))
 		}
 	}
 	if from > 0 || to < int64(h.RecordCount) {
@@ -260,7 +299,38 @@ func (r *LogReader) step() (ok bool, err error) {
 		r.batch.ChangeTypes = append([]byte(nil), d.ChangeTypes[from:to]...)
 	}
 	r.buf = buf
+	r.pos += h.Size()
+	r.next = h.BaseOffset + to
+	r.stats.Batches++
+	r.stats.Rows += to - from
 	return true, nil
+}
+
+// skipByStats reports whether the batch at the reader's position can be
+// skipped: its statistics prove that no row matches the filter. Only the
+// statistics are read (they follow the header), so a skipped batch costs
+// one small read and its rows are never touched; its CRC is then not
+// checked, but the statistics are parsed strictly, and a malformed blob is
+// an error, never a reason to skip.
+func (r *LogReader) skipByStats(sv segmentView, h logformat.Header, head []byte) (bool, error) {
+	if r.opts.Filter == nil || h.StatisticsLength == 0 {
+		return false, nil
+	}
+	end := logformat.HeaderSize + int(h.StatisticsLength)
+	var blob []byte
+	if end <= len(head) {
+		blob = head[logformat.HeaderSize:end]
+	} else {
+		blob = make([]byte, h.StatisticsLength)
+		if _, err := sv.seg.f.ReadAt(blob, r.pos+logformat.HeaderSize); err != nil {
+			return false, fmt.Errorf("read %s at byte %d: %w", sv.seg.rel, r.pos, err)
+		}
+	}
+	stats, err := logformat.DecodeStats(blob, r.types)
+	if err != nil {
+		return false, fmt.Errorf("%s at byte %d: %w", sv.seg.rel, r.pos, err)
+	}
+	return !predicate.MaybeTest(r.opts.Filter, batchStats{rows: int64(h.RecordCount), cols: stats}), nil
 }
 
 func (r *LogReader) corrupt(sv segmentView, why string) error {
@@ -284,6 +354,11 @@ func (r *LogReader) Batch() LogBatch { return r.batch }
 
 // Err returns the error that ended the iteration, if any.
 func (r *LogReader) Err() error { return r.err }
+
+// Stats returns what the reader has read so far: the batches it returned
+// and the batches its filter skipped by their statistics, and the rows
+// returned.
+func (r *LogReader) Stats() ReadStats { return r.stats }
 
 // Close releases the reader's memory. Idempotent.
 func (r *LogReader) Close() error {

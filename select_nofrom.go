@@ -1,0 +1,25 @@
+package fluss
+
+import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/flusslite/fluss/exec"
+	"github.com/flusslite/fluss/sqlplan"
+)
+
+// selectNoFrom runs a SELECT without FROM (SELECT 1, SELECT VERSION()):
+// the query above a single row that has no columns.
+func (s *Stmt) selectNoFrom(ctx context.Context, sp *sqlplan.SelectPlan) (*Rows, error) {
+	one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
+	q := queryOf(sp)
+	q.Filter = sqlplan.Conjuncts(sp.Where)
+	op, err := exec.Build(&staticOp{rec: one}, q, nil, s.execOptions())
+	if err != nil {
+		one.Release()
+		return nil, err
+	}
+	return newRows(ctx, resultColumns(sp), op, s.converter()), nil
+}
