@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/flusslite/fluss/metadata"
-	"github.com/flusslite/fluss/sqlplan"
 )
 
 // Conn is one connection. Like every database/sql connection it is used by
@@ -46,13 +45,14 @@ func (c *Conn) Prepare(query string) (driver.Stmt, error) {
 	return c.PrepareContext(context.Background(), query)
 }
 
-// PrepareContext parses query into a statement. The statement is bound to
-// its arguments and the catalog each time it runs.
+// PrepareContext parses query into a statement, or takes the parsed form
+// from the connector's statement cache. The statement is bound to its
+// arguments and the catalog each time it runs.
 func (c *Conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	st, err := sqlplan.Parse(query)
+	st, err := c.connector.stmts.parse(query)
 	if err != nil {
 		return nil, wrapErr(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/flusslite/fluss/lake"
 	"github.com/flusslite/fluss/metadata"
@@ -23,7 +24,61 @@ type Connector struct {
 	shared *sharedEngine
 	once   sync.Once
 	err    error
+	// stmts caches parsed statements by their SQL text.
+	stmts *stmtCache
+	// logger and hook observe every statement; see WithLogger and
+	// WithQueryHook.
+	logger *slog.Logger
+	hook   func(context.Context, QueryInfo)
 }
+
+// ConnectorOption configures a Connector.
+type ConnectorOption func(*Connector)
+
+// WithLogger logs each statement at debug level (its text, argument count,
+// duration, rows and error) to l. If this connector is the one that opens
+// the engine, the engine logs to l too.
+func WithLogger(l *slog.Logger) ConnectorOption {
+	return func(c *Connector) { c.logger = l }
+}
+
+// WithQueryHook calls hook after every statement: after Exec returns, and
+// after the Rows of a Query (or the reader of QueryArrow) is closed, so
+// that Rows and Duration cover the whole read. The hook runs on the
+// caller's goroutine and should return quickly; it receives the
+// statement's context, which makes tracing wrappers easy to write.
+func WithQueryHook(hook func(ctx context.Context, info QueryInfo)) ConnectorOption {
+	return func(c *Connector) { c.hook = hook }
+}
+
+// QueryInfo describes one finished statement for a query hook.
+type QueryInfo struct {
+	// SQL is the statement's text.
+	SQL string
+	// Args is the number of arguments bound.
+	Args int
+	// Duration runs from the start of the statement until Exec returned
+	// or its Rows closed.
+	Duration time.Duration
+	// Rows is the rows affected by a write, or the rows a query yielded.
+	Rows int64
+	// Err is the error that ended the statement, nil if none.
+	Err error
+}
+
+// observe reports a finished statement to the logger and the hook.
+func (c *Connector) observe(ctx context.Context, info QueryInfo) {
+	if c.logger != nil {
+		c.logger.DebugContext(ctx, "fluss statement", "sql", info.SQL, "args", info.Args,
+			"duration", info.Duration, "rows", info.Rows, "err", info.Err)
+	}
+	if c.hook != nil {
+		c.hook(ctx, info)
+	}
+}
+
+// observed reports whether anything observes statements.
+func (c *Connector) observed() bool { return c.logger != nil || c.hook != nil }
 
 var (
 	_ driver.Connector = (*Connector)(nil)
@@ -32,16 +87,21 @@ var (
 
 // NewConnector parses dsn (see ParseDSN) and opens its engine, or shares
 // the engine already open on the same directory in this process.
-func NewConnector(dsn string) (*Connector, error) {
+func NewConnector(dsn string, opts ...ConnectorOption) (*Connector, error) {
 	cfg, err := ParseDSN(dsn)
 	if err != nil {
 		return nil, err
 	}
-	se, err := acquireEngine(cfg)
+	c := &Connector{cfg: cfg, stmts: newStmtCache(stmtCacheSize)}
+	for _, o := range opts {
+		o(c)
+	}
+	se, err := acquireEngine(cfg, c.logger)
 	if err != nil {
 		return nil, wrapErr(err)
 	}
-	return &Connector{cfg: cfg, shared: se}, nil
+	c.shared = se
+	return c, nil
 }
 
 // Config returns the parsed DSN.
@@ -97,7 +157,9 @@ var registry struct {
 	engines map[string]*sharedEngine // guarded by mu
 }
 
-func acquireEngine(cfg Config) (*sharedEngine, error) {
+// acquireEngine opens the engine of cfg, or takes another reference to
+// the one already open; a new engine logs to logger (nil: nowhere).
+func acquireEngine(cfg Config, logger *slog.Logger) (*sharedEngine, error) {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
 	if !cfg.InMemory {
@@ -113,7 +175,10 @@ func acquireEngine(cfg Config) (*sharedEngine, error) {
 	opts.DefaultBucketNumber = cfg.DefaultBucketNumber
 	opts.SegmentBytes = cfg.SegmentBytes
 	opts.KvSnapshotInterval = cfg.KvSnapshotInterval
-	opts.Logger = slog.New(slog.DiscardHandler)
+	opts.Logger = logger
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	eng, err := storage.Open(opts)
 	if err != nil {
 		return nil, err

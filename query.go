@@ -38,7 +38,7 @@ type scanPlan struct {
 // bindSelect binds a SELECT to the catalog and the connection's current
 // database.
 func (s *Stmt) bindSelect(ctx context.Context, sel *sqlplan.Select, args []sqlplan.Arg) (*sqlplan.SelectPlan, error) {
-	return sqlplan.BindSelect(ctx, sel, s.engine(), s.conn.database, args)
+	return sqlplan.BindSelect(ctx, sel, sessionCatalog{eng: s.engine()}, s.conn.database, args)
 }
 
 // keepsEveryRow reports whether everything above the scan passes each row
@@ -69,6 +69,9 @@ func queryOf(sp *sqlplan.SelectPlan) exec.Query {
 func (s *Stmt) planScan(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPlan, error) {
 	if !sp.From {
 		return nil, fmt.Errorf("a SELECT without FROM reads no table: %w", metadata.ErrUnsupported)
+	}
+	if isInfoSchema(sp) {
+		return nil, fmt.Errorf("%s is answered from the catalog, not planned as a scan: %w", sp.Table.Path, metadata.ErrUnsupported)
 	}
 	if sp.Virtual == "" && sp.Table.HasPrimaryKey() {
 		if key, residual, ok := sqlplan.PointLookup(sp); ok {
@@ -357,6 +360,9 @@ func (s *Stmt) selectRows(ctx context.Context, sel *sqlplan.Select, args []sqlpl
 	}
 	if !sp.From {
 		return s.selectNoFrom(ctx, sp)
+	}
+	if isInfoSchema(sp) {
+		return s.infoSchemaRows(ctx, sp)
 	}
 	p, err := s.planScan(ctx, sp)
 	if err != nil {

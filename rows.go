@@ -34,6 +34,11 @@ type Rows struct {
 	pos     int
 	done    bool
 	closed  bool
+	// count is the rows yielded so far and err the error that ended the
+	// read, for the query hook; onClose runs once, at Close.
+	count   int64
+	err     error
+	onClose func(*Rows)
 }
 
 var (
@@ -69,6 +74,7 @@ func (r *Rows) Next(dest []driver.Value) error {
 			return io.EOF
 		}
 		if err := r.ctx.Err(); err != nil {
+			r.err = err
 			return err
 		}
 		b, err := r.op.Next(r.ctx)
@@ -83,9 +89,11 @@ func (r *Rows) Next(dest []driver.Value) error {
 			// the operators made of it, so callers comparing with it
 			// (and database/sql) see the context's error.
 			if cerr := r.ctx.Err(); cerr != nil {
+				r.err = cerr
 				return cerr
 			}
-			return wrapErr(err)
+			r.err = wrapErr(err)
+			return r.err
 		}
 		r.batch = b
 		r.pos = 0
@@ -96,6 +104,7 @@ func (r *Rows) Next(dest []driver.Value) error {
 	}
 	row := r.batch.Row(r.pos)
 	r.pos++
+	r.count++
 	for i, g := range r.getters {
 		dest[i] = g(row)
 	}
@@ -109,7 +118,14 @@ func (r *Rows) Close() error {
 	}
 	r.closed = true
 	r.batch = exec.Batch{}
-	return wrapErr(r.op.Close())
+	err := wrapErr(r.op.Close())
+	if r.onClose != nil {
+		if err != nil && r.err == nil {
+			r.err = err
+		}
+		r.onClose(r)
+	}
+	return err
 }
 
 var (

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/flusslite/fluss/lake"
 	"github.com/flusslite/fluss/metadata"
@@ -66,6 +67,21 @@ func toArgs(args []driver.NamedValue) []sqlplan.Arg {
 
 // ExecContext runs the statement and reports the rows it wrote.
 func (s *Stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	c := s.conn.connector
+	if !c.observed() {
+		return s.exec(ctx, args)
+	}
+	start := time.Now()
+	res, err := s.exec(ctx, args)
+	info := QueryInfo{SQL: s.text, Args: len(args), Duration: time.Since(start), Err: err}
+	if r, ok := res.(result); ok {
+		info.Rows = r.rowsAffected
+	}
+	c.observe(ctx, info)
+	return res, err
+}
+
+func (s *Stmt) exec(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
@@ -78,7 +94,7 @@ func (s *Stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 		return result{rowsAffected: n}, nil
 	case *sqlplan.Select, *sqlplan.Explain, *sqlplan.ShowDatabases, *sqlplan.ShowTables,
 		*sqlplan.ShowPartitions, *sqlplan.Describe, *sqlplan.Call:
-		rows, err := s.QueryContext(ctx, args)
+		rows, err := s.queryContext(ctx, args)
 		if err != nil {
 			return nil, err
 		}
@@ -102,6 +118,31 @@ func (s *Stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 // QueryContext runs the statement and returns its rows. Statements that
 // return nothing (DDL, INSERT) run and return an empty result.
 func (s *Stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	start := time.Now()
+	rows, err := s.queryContext(ctx, args)
+	if err != nil {
+		if s.conn.connector.observed() {
+			s.conn.connector.observe(ctx, QueryInfo{SQL: s.text, Args: len(args), Duration: time.Since(start), Err: err})
+		}
+		return nil, err
+	}
+	s.observeRows(ctx, rows, len(args), start)
+	return rows, nil
+}
+
+// observeRows reports rows to the connector's observers when it closes.
+func (s *Stmt) observeRows(ctx context.Context, rows *Rows, nargs int, start time.Time) {
+	c := s.conn.connector
+	if !c.observed() {
+		return
+	}
+	text := s.text
+	rows.onClose = func(r *Rows) {
+		c.observe(ctx, QueryInfo{SQL: text, Args: nargs, Duration: time.Since(start), Rows: r.count, Err: r.err})
+	}
+}
+
+func (s *Stmt) queryContext(ctx context.Context, args []driver.NamedValue) (*Rows, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}

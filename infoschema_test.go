@@ -1,0 +1,57 @@
+package fluss
+
+import (
+	"context"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/require"
+)
+
+func TestInformationSchema(t *testing.T) {
+	_, conn := openArrowDB(t)
+	ctx := context.Background()
+	for _, q := range []string{
+		"CREATE DATABASE shop",
+		"CREATE TABLE shop.items (sku STRING NOT NULL, price DECIMAL(8,2), added TIMESTAMP(3), PRIMARY KEY (sku) NOT ENFORCED)",
+	} {
+		_, err := conn.ExecContext(ctx, q)
+		require.NoError(t, err, q)
+	}
+
+	require.Equal(t, []string{"fluss", "information_schema", "shop"},
+		rowsOf(t, conn, "SELECT schema_name FROM information_schema.schemata ORDER BY schema_name"))
+
+	require.Equal(t, []string{"fluss|logt|BASE TABLE", "fluss|pkt|BASE TABLE", "shop|items|BASE TABLE"},
+		rowsOf(t, conn, "SELECT table_schema, table_name, table_type FROM information_schema.tables ORDER BY table_schema, table_name"))
+
+	// What GORM's HasTable sends.
+	hasTable := "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_type = ?"
+	require.Equal(t, []string{"1"}, rowsOf(t, conn, hasTable, "shop", "items", "BASE TABLE"))
+	require.Equal(t, []string{"0"}, rowsOf(t, conn, hasTable, "shop", "nope", "BASE TABLE"))
+	require.Equal(t, []string{"0"}, rowsOf(t, conn, hasTable, "fluss", "items", "BASE TABLE"))
+
+	require.Equal(t, []string{
+		"sku|1|string|NO|PRI|<nil>|<nil>|<nil>",
+		"price|2|decimal|YES||8|2|<nil>",
+		"added|3|timestamp|YES||<nil>|<nil>|3",
+	}, rowsOf(t, conn, `SELECT column_name, ordinal_position, data_type, is_nullable, column_key,
+		numeric_precision, numeric_scale, datetime_precision
+		FROM INFORMATION_SCHEMA.COLUMNS WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position`, "shop", "items"))
+
+	require.Equal(t, []string{"id|NO|PRI", "region|YES|"},
+		rowsOf(t, conn, "SELECT column_name, is_nullable, column_key FROM information_schema.columns WHERE table_name = 'pkt' AND ordinal_position <= 2 ORDER BY ordinal_position"))
+
+	// Tables dropped disappear; unknown information_schema tables are not found.
+	_, err := conn.ExecContext(ctx, "DROP TABLE shop.items")
+	require.NoError(t, err)
+	require.Equal(t, []string{"0"}, rowsOf(t, conn, hasTable, "shop", "items", "BASE TABLE"))
+	_, err = conn.QueryContext(ctx, "SELECT * FROM information_schema.views")
+	require.ErrorIs(t, err, ErrNotFound)
+	_, err = conn.ExecContext(ctx, "EXPLAIN SELECT * FROM information_schema.tables")
+	require.ErrorIs(t, err, ErrUnsupported)
+
+	// The Arrow API reads it too.
+	got, _ := arrowRowsOf(t, conn, memory.DefaultAllocator, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'fluss' ORDER BY table_name")
+	require.Equal(t, []string{"logt", "pkt"}, got)
+}
