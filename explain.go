@@ -73,24 +73,7 @@ func (s *Stmt) explainAnalyze(ctx context.Context, sel *sqlplan.Select, args []s
 func (s *Stmt) analyzeScan(ctx context.Context, p *scanPlan) (*lakeunion.Scan, int64, error) {
 	sp := p.sel
 	table := &sp.Table
-	opts := lakeunion.Options{
-		Projection: sp.Columns,
-		Filter:     p.pd.Pushed,
-		Threads:    s.conn.connector.cfg.Threads,
-		Limit:      -1,
-	}
-	if sp.Limit >= 0 && keepsEveryRow(sp, p.pd.PostFilter) {
-		opts.Limit = sp.Limit + sp.Offset
-	}
-	read := table
-	switch sp.Virtual {
-	case sqlplan.VirtualChangelog:
-		opts.Changelog = true
-		read = &sp.Base
-	case sqlplan.VirtualLake:
-		read = &sp.Base
-	}
-	scan := lakeunion.NewSourceScan(lakeunion.EngineSource(s.engine(), s.lake()), read, p.splits, opts)
+	scan := s.newScan(p)
 	q := queryOf(sp)
 	q.Filter = p.pd.PostFilter
 	op, err := exec.Build(exec.Scan(scan), q, exec.NewLayout(len(table.Schema.Columns), sp.Columns), s.execOptions())

@@ -276,26 +276,7 @@ func (s *Stmt) open(ctx context.Context, p *scanPlan, q exec.Query) (exec.Operat
 		layout = exec.NewLayout(len(all), all)
 		q.Filter = p.residual
 	} else {
-		opts := lakeunion.Options{
-			Projection: sp.Columns,
-			Filter:     p.pd.Pushed,
-			Threads:    s.conn.connector.cfg.Threads,
-			Limit:      -1,
-		}
-		if sp.Limit >= 0 && keepsEveryRow(sp, p.pd.PostFilter) {
-			opts.Limit = sp.Limit + sp.Offset
-		}
-		read := table
-		switch sp.Virtual {
-		case sqlplan.VirtualChangelog:
-			// The changelog scan reads the base table and prepends the
-			// system columns; the projection is in the virtual schema.
-			opts.Changelog = true
-			read = &sp.Base
-		case sqlplan.VirtualLake:
-			read = &sp.Base
-		}
-		scan := lakeunion.NewSourceScan(lakeunion.EngineSource(s.engine(), s.lake()), read, p.splits, opts)
+		scan := s.newScan(p)
 		op = exec.Scan(scan)
 		layout = exec.NewLayout(len(table.Schema.Columns), sp.Columns)
 		q.Filter = p.pd.PostFilter
@@ -525,4 +506,31 @@ func (o *staticOp) Close() error {
 		o.rec = nil
 	}
 	return nil
+}
+
+// newScan builds the split scan of a planned SELECT: its projection,
+// pushed predicate, workers and, when nothing above the scan drops or
+// reorders rows, its limit.
+func (s *Stmt) newScan(p *scanPlan) *lakeunion.Scan {
+	sp := p.sel
+	opts := lakeunion.Options{
+		Projection: sp.Columns,
+		Filter:     p.pd.Pushed,
+		Threads:    s.conn.connector.cfg.Threads,
+		Limit:      -1,
+	}
+	if sp.Limit >= 0 && keepsEveryRow(sp, p.pd.PostFilter) {
+		opts.Limit = sp.Limit + sp.Offset
+	}
+	read := &sp.Table
+	switch sp.Virtual {
+	case sqlplan.VirtualChangelog:
+		// The changelog scan reads the base table and prepends the
+		// system columns; the projection is in the virtual schema.
+		opts.Changelog = true
+		read = &sp.Base
+	case sqlplan.VirtualLake:
+		read = &sp.Base
+	}
+	return lakeunion.NewSourceScan(lakeunion.EngineSource(s.engine(), s.lake()), read, p.splits, opts)
 }

@@ -442,22 +442,9 @@ func (e *Engine) ReadKvSnapshot(ctx context.Context, tb metadata.TableBucket, sn
 		return nil, err
 	}
 	entry := cat.byID[tb.TableID]
-	e.kvMu.Lock()
-	kb := e.kvBuckets[tb]
-	e.kvMu.Unlock()
-	var snap *kvSnap
-	if kb != nil {
-		kb.mu.Lock()
-		for _, s := range kb.mu.snaps {
-			if s.id == snapshotID {
-				snap = s
-				s.pins++
-			}
-		}
-		kb.mu.Unlock()
-	}
-	if snap == nil {
-		return nil, fmt.Errorf("KV snapshot %d of %s: %w", snapshotID, tb, metadata.ErrNotFound)
+	kb, snap, err := e.pinSnapshotLocked(tb, snapshotID)
+	if err != nil {
+		return nil, err
 	}
 	r := &KvSnapshotReader{e: e, kb: kb, snap: snap, mem: e.opts.Allocator}
 	if err := r.open(entry, tb, opts); err != nil {
@@ -674,12 +661,7 @@ func (r *KvSnapshotReader) Close() error {
 	if r.f != nil {
 		err = r.f.Close()
 	}
-	r.kb.mu.Lock()
-	r.snap.pins--
-	if !r.kb.mu.dropped && !r.e.closedFlag.Load() {
-		r.e.gcSnapshotsLocked(r.kb)
-	}
-	r.kb.mu.Unlock()
+	r.e.unpinSnapshot(r.kb, r.snap)
 	return err
 }
 
@@ -915,32 +897,40 @@ func (e *Engine) PinKvSnapshot(tb metadata.TableBucket, snapshotID int64) (relea
 	if err := checkBucket(cat, tb); err != nil {
 		return nil, err
 	}
+	kb, snap, err := e.pinSnapshotLocked(tb, snapshotID)
+	if err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	return func() { once.Do(func() { e.unpinSnapshot(kb, snap) }) }, nil
+}
+
+// pinSnapshotLocked finds a bucket's snapshot and pins it. The caller
+// holds e.mu for reading.
+func (e *Engine) pinSnapshotLocked(tb metadata.TableBucket, snapshotID int64) (*kvBucket, *kvSnap, error) {
 	e.kvMu.Lock()
 	kb := e.kvBuckets[tb]
 	e.kvMu.Unlock()
-	var snap *kvSnap
 	if kb != nil {
 		kb.mu.Lock()
+		defer kb.mu.Unlock()
 		for _, s := range kb.mu.snaps {
 			if s.id == snapshotID {
-				snap = s
 				s.pins++
+				return kb, s, nil
 			}
 		}
-		kb.mu.Unlock()
 	}
-	if snap == nil {
-		return nil, fmt.Errorf("KV snapshot %d of %s: %w", snapshotID, tb, metadata.ErrNotFound)
+	return nil, nil, fmt.Errorf("KV snapshot %d of %s: %w", snapshotID, tb, metadata.ErrNotFound)
+}
+
+// unpinSnapshot releases one pin; a snapshot that is no longer the latest
+// and has no pins left is removed.
+func (e *Engine) unpinSnapshot(kb *kvBucket, snap *kvSnap) {
+	kb.mu.Lock()
+	defer kb.mu.Unlock()
+	snap.pins--
+	if !kb.mu.dropped && !e.closedFlag.Load() {
+		e.gcSnapshotsLocked(kb)
 	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			kb.mu.Lock()
-			snap.pins--
-			if !kb.mu.dropped && !e.closedFlag.Load() {
-				e.gcSnapshotsLocked(kb)
-			}
-			kb.mu.Unlock()
-		})
-	}, nil
 }
