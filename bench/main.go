@@ -1,139 +1,153 @@
-// Command bench measures fluss through database/sql: it writes rows
-// (BIGINT, BIGINT, DOUBLE, STRING) into a 4-bucket log table with
-// prepared multi-row INSERTs, then scans every row back with Query and
-// Scan, and prints rows per second for both.
+// Command bench measures fluss against DuckDB and SQLite on the same
+// generated rows, in one run, through database/sql, and prints the median
+// of each workload with fluss's ratio to each peer. It also measures the
+// database/sql floor: a driver that returns precomputed rows, so that the
+// cost of database/sql itself is known in the same run.
 //
-//	go run . -rows 10000000
+//	cd bench && go run . -rows 10000000 -out results/
 //
-// It lives in its own module so that the peers later measured beside
-// fluss do not weigh on the main module.
+// Row i of the data set is a pure function of i (see data.go), so every
+// system holds the same rows. The workloads are those of issue 8 (W1..W9
+// and W1's peak memory) plus the primary-key and lake-tier figures of
+// issues 3 and 4. A feature a system lacks is printed as "n/a" with the
+// reason, never estimated.
+//
+// It lives in its own module so that the peers measured beside fluss (both
+// need cgo) do not weigh on the main module.
 package main
 
 import (
-	"database/sql"
+	"context"
 	"flag"
 	"fmt"
 	"log"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"time"
 
 	_ "github.com/flusslite/fluss"
 )
 
+// config is the command line.
+type config struct {
+	rows       int64
+	runs       int
+	out        string
+	dir        string
+	perStmt    int
+	lookups    int
+	insertRows int
+	insertTime time.Duration
+	lookupTime time.Duration
+	rssSizes   []int64
+	only       map[string]bool
+}
+
 func main() {
-	rows := flag.Int("rows", 10_000_000, "rows to write and read")
-	batch := flag.Int("batch", 1000, "rows per INSERT statement")
-	dir := flag.String("dir", "", "data directory (default: a fresh temporary directory)")
-	syncMode := flag.String("sync", "on", "DSN sync option: on or off")
-	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this file")
-	workload := flag.String("workload", "log", "log: append and scan a log table; pk: upsert, read and look up a primary-key table")
+	var (
+		cfg        config
+		rssList    string
+		only       string
+		cpuProfile string
+		childDrv   string
+		childDSN   string
+	)
+	flag.Int64Var(&cfg.rows, "rows", 10_000_000, "rows of the data set")
+	flag.IntVar(&cfg.runs, "runs", 3, "times each workload runs; the table shows the median")
+	flag.StringVar(&cfg.out, "out", "", "directory for results.csv, bars.csv, machine.txt and ratios.png (none: print only)")
+	flag.StringVar(&cfg.dir, "dir", "", "directory for the databases (default: a temporary directory, removed afterwards)")
+	flag.IntVar(&cfg.perStmt, "batch", 10_000, "rows per prepared INSERT statement of fluss's load")
+	flag.IntVar(&cfg.lookups, "lookups", 10_000, "point lookups per W6 run")
+	flag.IntVar(&cfg.insertRows, "insert-rows", 100_000, "rows per W7 run (at most -rows)")
+	flag.DurationVar(&cfg.insertTime, "insert-time", time.Second, "a W7 run stops after the statement that passes this")
+	flag.DurationVar(&cfg.lookupTime, "lookup-time", 500*time.Millisecond, "a W6 run stops after this, once it has 1,000 lookups")
+	flag.StringVar(&rssList, "rss", "1000000,10000000", "row counts at which W1's peak RSS is measured (those above -rows are skipped; -rows itself always is)")
+	flag.StringVar(&only, "only", "", "comma-separated workloads to run (W1,...,W9,RSS); default all")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	flag.StringVar(&childDrv, "child-driver", "", "internal: run W1 once on this driver and exit (peak RSS measurement)")
+	flag.StringVar(&childDSN, "child-dsn", "", "internal: the DSN of -child-driver")
 	flag.Parse()
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+
+	if childDrv != "" {
+		if err := runChild(childDrv, childDSN, cfg.rows); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	if cfg.rows < 1000 || cfg.runs < 1 || cfg.perStmt < 1 || cfg.lookups < 1 || cfg.insertRows < 1 {
+		log.Fatal("-rows must be at least 1000; -runs, -batch, -lookups and -insert-rows at least 1")
+	}
+	for _, f := range strings.Split(rssList, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || n < 1000 {
+			log.Fatalf("-rss: bad row count %q", f)
+		}
+		cfg.rssSizes = append(cfg.rssSizes, n)
+	}
+	if only != "" {
+		cfg.only = map[string]bool{}
+		for _, w := range strings.Split(only, ",") {
+			cfg.only[strings.ToUpper(strings.TrimSpace(w))] = true
+		}
+	}
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
 		if err != nil {
 			log.Fatal(err)
 		}
 		if err := pprof.StartCPUProfile(f); err != nil {
 			log.Fatal(err)
 		}
-		defer pprof.StopCPUProfile()
 	}
-	runFn := run
-	if *workload == "pk" {
-		runFn = runPK
-	}
-	if err := runFn(*rows, *batch, *dir, *syncMode); err != nil {
-		pprof.StopCPUProfile()
+	err := run(context.Background(), cfg)
+	pprof.StopCPUProfile()
+	if err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(n, batch int, dir, syncMode string) error {
+func run(ctx context.Context, cfg config) error {
+	dir := cfg.dir
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "fluss-bench-")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(tmp)
-		dir = filepath.Join(tmp, "db")
+		dir = tmp
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
-	db, err := sql.Open("fluss", dir+"?sync="+syncMode)
+	h, err := newHarness(ctx, cfg, dir)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	if _, err := db.Exec(`CREATE TABLE bench (id BIGINT, k BIGINT, v DOUBLE, s STRING) WITH ('bucket.num' = '4')`); err != nil {
-		return err
+	runErr := h.runAll(ctx)
+	closeErr := h.close()
+	if runErr == nil && closeErr == nil && h.want("RSS") {
+		runErr = h.measureRSS(ctx)
 	}
-
-	insert := func(rows int) (*sql.Stmt, error) {
-		var q strings.Builder
-		q.WriteString("INSERT INTO bench VALUES ")
-		for i := 0; i < rows; i++ {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString("(?, ?, ?, ?)")
-		}
-		return db.Prepare(q.String())
-	}
-	full, err := insert(batch)
-	if err != nil {
-		return err
-	}
-	defer full.Close()
-	args := make([]any, 0, 4*batch)
-	start := time.Now()
-	for written := 0; written < n; {
-		m := min(batch, n-written)
-		args = args[:0]
-		for i := written; i < written+m; i++ {
-			args = append(args, int64(i), int64(i%1000), float64(i)*0.5, fmt.Sprintf("row-%d", i))
-		}
-		st := full
-		if m < batch {
-			if st, err = insert(m); err != nil {
-				return err
-			}
-		}
-		if _, err := st.Exec(args...); err != nil {
+	h.report(os.Stdout)
+	if cfg.out != "" {
+		if err := h.write(cfg.out); err != nil {
 			return err
 		}
-		written += m
+		fmt.Printf("\nwrote %s\n", filepath.Join(cfg.out, "{results.csv,bars.csv,machine.txt,ratios.png}"))
 	}
-	insertDur := time.Since(start)
-	fmt.Printf("insert: %d rows in %v: %.0f rows/s (%d rows per statement, sync=%s)\n",
-		n, insertDur.Round(time.Millisecond), float64(n)/insertDur.Seconds(), batch, syncMode)
-
-	start = time.Now()
-	rs, err := db.Query(`SELECT id, k, v, s FROM bench`)
-	if err != nil {
-		return err
+	if runErr != nil {
+		return runErr
 	}
-	var (
-		id, k int64
-		v     float64
-		s     string
-		count int
-		sum   int64
-	)
-	for rs.Next() {
-		if err := rs.Scan(&id, &k, &v, &s); err != nil {
-			return err
-		}
-		count++
-		sum += id
+	if closeErr != nil {
+		return closeErr
 	}
-	if err := rs.Err(); err != nil {
-		return err
+	if h.failed {
+		return fmt.Errorf("some measurements failed (see the notes above)")
 	}
-	scanDur := time.Since(start)
-	if count != n || sum != int64(n)*int64(n-1)/2 {
-		return fmt.Errorf("scan read %d rows (id sum %d), want %d rows", count, sum, n)
-	}
-	fmt.Printf("scan:   %d rows in %v: %.0f rows/s\n", count, scanDur.Round(time.Millisecond), float64(count)/scanDur.Seconds())
 	return nil
 }
