@@ -521,3 +521,18 @@ func TestSelectExpressions(t *testing.T) {
 	require.ErrorIs(t, err, fluss.ErrInvalid)
 	require.ErrorContains(t, err, "overflow")
 }
+
+func TestUnknownColumnHasAPosition(t *testing.T) {
+	db, _ := openDB(t)
+	mustExec(t, db, `CREATE TABLE t (amount INT)`)
+	mustExec(t, db, `CREATE TABLE kv (k INT, amount INT, PRIMARY KEY (k) NOT ENFORCED)`)
+	_, err := db.Query("SELECT amout FROM t")
+	require.ErrorIs(t, err, fluss.ErrNotFound)
+	var fe *fluss.Error
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, 7, fe.Pos)
+	require.EqualError(t, err, "fluss: column amout does not exist in table fluss.t at line 1, column 8")
+	_, err = db.Exec("UPDATE kv\nSET amount = 1\nWHERE nope = 2")
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "at line 3, column 7")
+}

@@ -3,6 +3,7 @@ package fluss
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -89,7 +90,7 @@ func (s *Stmt) exec(ctx context.Context, args []driver.NamedValue) (driver.Resul
 	case *sqlplan.Insert, *sqlplan.Update, *sqlplan.Delete:
 		n, err := s.write(ctx, toArgs(args))
 		if err != nil {
-			return nil, wrapErr(err)
+			return nil, s.wrapErr(err)
 		}
 		return result{rowsAffected: n}, nil
 	case *sqlplan.Select, *sqlplan.Explain, *sqlplan.ShowDatabases, *sqlplan.ShowTables,
@@ -110,7 +111,7 @@ func (s *Stmt) exec(ctx context.Context, args []driver.NamedValue) (driver.Resul
 		}
 	}
 	if err := s.execDDL(ctx); err != nil {
-		return nil, wrapErr(err)
+		return nil, s.wrapErr(err)
 	}
 	return result{}, nil
 }
@@ -148,7 +149,7 @@ func (s *Stmt) queryContext(ctx context.Context, args []driver.NamedValue) (*Row
 	}
 	rows, err := s.query(ctx, toArgs(args))
 	if err != nil {
-		return nil, wrapErr(err)
+		return nil, s.wrapErr(err)
 	}
 	return rows, nil
 }
@@ -311,4 +312,28 @@ func column(values []string) [][]any {
 		rows[i] = []any{v}
 	}
 	return rows
+}
+
+// wrapErr is the package's wrapErr plus a position for errors about a
+// name: parsed statements carry no positions for names, so an unknown
+// column points at its first use in the statement's text.
+func (s *Stmt) wrapErr(err error) error {
+	out := wrapErr(err)
+	var fe *Error
+	var uc *sqlplan.UnknownColumnError
+	if !errors.As(out, &fe) || fe.Pos >= 0 || !errors.As(err, &uc) {
+		return out
+	}
+	if p := sqlplan.IdentPosition(s.text, uc.Column); p >= 0 {
+		line, col := lineColumn(s.text, p)
+		fe.Pos = p
+		fe.Msg += fmt.Sprintf(" at line %d, column %d", line, col)
+	}
+	return out
+}
+
+// lineColumn turns a byte offset of text into a 1-based line and column.
+func lineColumn(text string, pos int) (line, col int) {
+	line = 1 + strings.Count(text[:pos], "\n")
+	return line, pos - strings.LastIndex(text[:pos], "\n")
 }

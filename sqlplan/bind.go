@@ -364,7 +364,7 @@ func (b *binder) column(c *ColumnRef) (Expr, error) {
 			return e, nil
 		}
 	}
-	return nil, errorf(metadata.ErrNotFound, "column %s does not exist in table %s", quoteIdent(c.Name), b.table.Path)
+	return nil, unknownColumn(c.Name, b.table.Path)
 }
 
 // bind returns a bound copy of e.
@@ -659,7 +659,7 @@ func BindInsert(ctx context.Context, ins *Insert, cat Catalog, currentDB string,
 		for _, name := range ins.Columns {
 			i := info.Schema.ColumnIndex(name)
 			if i < 0 {
-				return nil, errorf(metadata.ErrNotFound, "column %s does not exist in table %s", quoteIdent(name), info.Path)
+				return nil, unknownColumn(name, info.Path)
 			}
 			if seen[i] {
 				return nil, errorf(metadata.ErrInvalidValue, "column %s is listed twice in the INSERT", quoteIdent(cols[i].Name))

@@ -63,7 +63,7 @@ func BindUpdate(ctx context.Context, u *Update, cat Catalog, currentDB string, a
 	for _, a := range u.Set {
 		i := info.Schema.ColumnIndex(a.Column)
 		if i < 0 {
-			return nil, errorf(metadata.ErrNotFound, "column %s does not exist in table %s", quoteIdent(a.Column), info.Path)
+			return nil, unknownColumn(a.Column, info.Path)
 		}
 		name := quoteIdent(cols[i].Name)
 		if seen[i] {

@@ -397,3 +397,10 @@ func TestCallValues(t *testing.T) {
 	_, err = st.Values(nil)
 	require.ErrorIs(t, err, metadata.ErrInvalidValue)
 }
+
+func TestIdentPosition(t *testing.T) {
+	require.Equal(t, 7, IdentPosition("SELECT amout FROM t", "amout"))
+	require.Equal(t, 28, IdentPosition("SELECT a FROM t WHERE 'x' = `Zz`", "zz"))
+	require.Equal(t, -1, IdentPosition("SELECT 'amout' FROM t", "amout"), "a string literal is no identifier")
+	require.Equal(t, -1, IdentPosition("SELECT a FROM t", "b"))
+}

@@ -90,3 +90,39 @@ func wrapf(sentinel, cause error, format string, args ...any) error {
 func unsupported(format string, args ...any) error {
 	return errorf(metadata.ErrUnsupported, format+" is not supported", args...)
 }
+
+// UnknownColumnError is a column name that does not resolve in its table.
+// It wraps metadata.ErrNotFound; Column is the name as written, so that
+// the driver can point at it in the SQL text (IdentPosition).
+type UnknownColumnError struct {
+	Column string
+	Table  metadata.TablePath
+}
+
+func (e *UnknownColumnError) Error() string {
+	return fmt.Sprintf("column %s does not exist in table %s", quoteIdent(e.Column), e.Table)
+}
+
+// Unwrap returns metadata.ErrNotFound.
+func (e *UnknownColumnError) Unwrap() error { return metadata.ErrNotFound }
+
+func unknownColumn(name string, table metadata.TablePath) error {
+	return &UnknownColumnError{Column: name, Table: table}
+}
+
+// IdentPosition returns the byte offset of the first identifier token of
+// sql equal to name (case-insensitively, quoted or not), or -1. Parsed
+// statements carry no positions for their names, so an error about a
+// name points at its first use.
+func IdentPosition(sql, name string) int {
+	toks, err := lexAll(sql, true)
+	if err != nil {
+		return -1
+	}
+	for _, t := range toks {
+		if (t.kind == tokIdent || t.kind == tokQuotedIdent) && strings.EqualFold(t.text, name) {
+			return t.pos
+		}
+	}
+	return -1
+}
