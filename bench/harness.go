@@ -230,6 +230,14 @@ func (h *harness) runAll(ctx context.Context) error {
 		r := h.res("W8", "GROUP BY k (1,000 groups), SUM(v), COUNT(*)", "ms", false)
 		h.measure(r, h.engines, func(e engine) (float64, error) { return h.w8(ctx, e.db()) })
 	}
+	for _, q := range queryWorkloads {
+		if !h.want(q.id) {
+			continue
+		}
+		r := h.res(q.id, q.title, "ms", false)
+		q := q
+		h.measure(r, h.engines, func(e engine) (float64, error) { return h.runQuery(ctx, e.db(), q) })
+	}
 	if h.want("W9") {
 		r := h.res("W9", "W1 through QueryArrow (Arrow record batches)", "ms", false)
 		h.measure(r, h.engines, func(e engine) (float64, error) {
@@ -401,4 +409,90 @@ func (h *harness) lakeCheck(ctx context.Context) {
 	h.record(r, colDuck, float64(rows), err)
 	h.record(r, colFluss, float64(h.fluss.tiered), nil)
 	fmt.Printf("lake check: DuckDB counted %d rows in %d Parquet files, fluss tiered %d (err: %v)\n", rows, files, h.fluss.tiered, err)
+}
+
+// queryWorkload is one of issue 6's query shapes, checked by check.
+type queryWorkload struct {
+	id, title, query string
+	// check validates the rows (each row's first column as int64) against
+	// the generated data.
+	check func(g gen, got []int64) error
+}
+
+// queryWorkloads are the executor workloads of issue 6, beside W8.
+var queryWorkloads = []queryWorkload{
+	{
+		id: "Q1", title: "SELECT COUNT(*) ... WHERE k < 100 (10%)",
+		query: `SELECT COUNT(*) FROM t WHERE k < 100`,
+		check: func(g gen, got []int64) error {
+			var want int64
+			for i := int64(0); i < g.n; i++ {
+				if g.at(i, 0).k < 100 {
+					want++
+				}
+			}
+			if len(got) != 1 || got[0] != want {
+				return fmt.Errorf("Q1 returned %v, want [%d]", got, want)
+			}
+			return nil
+		},
+	},
+	{
+		id: "Q2", title: "ORDER BY v DESC LIMIT 10 (top-N)",
+		query: `SELECT id FROM t ORDER BY v DESC, id LIMIT 10`,
+		check: func(g gen, got []int64) error {
+			if want := min(g.n, 10); int64(len(got)) != want {
+				return fmt.Errorf("Q2 returned %d rows, want %d", len(got), want)
+			}
+			for i := 1; i < len(got); i++ {
+				if g.at(got[i-1], 0).v < g.at(got[i], 0).v {
+					return fmt.Errorf("Q2 rows are not in descending v order: %v", got)
+				}
+			}
+			return nil
+		},
+	},
+	{
+		id: "Q3", title: "SELECT DISTINCT k (1,000 values)",
+		query: `SELECT DISTINCT k FROM t`,
+		check: func(g gen, got []int64) error {
+			seen := map[int64]bool{}
+			for _, k := range got {
+				if seen[k] || k < 0 || k >= 1000 {
+					return fmt.Errorf("Q3 returned k=%d twice or out of range", k)
+				}
+				seen[k] = true
+			}
+			if g.n >= 100_000 && len(got) != 1000 {
+				return fmt.Errorf("Q3 returned %d distinct values, want 1000", len(got))
+			}
+			return nil
+		},
+	},
+}
+
+// runQuery times one query workload and checks its result.
+func (h *harness) runQuery(ctx context.Context, db *sql.DB, q queryWorkload) (float64, error) {
+	start := time.Now()
+	rows, err := db.QueryContext(ctx, q.query)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var got []int64
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			return 0, err
+		}
+		got = append(got, v)
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	d := time.Since(start)
+	if err := q.check(h.g, got); err != nil {
+		return 0, err
+	}
+	return ms(d), nil
 }
