@@ -46,25 +46,23 @@ var changeTypeNames = [...]string{
 // in log order, with its change type, offset and commit time.
 type changelogReader struct {
 	refCount
-	lr     LogBatchReader
-	schema *arrow.Schema
-	proj   []int // t$changelog column indexes
+	readerState
+	lr   LogBatchReader
+	proj []int // t$changelog column indexes
 	// basePos maps a projected table column (proj[i] >= system columns)
 	// to its position in the log read.
 	basePos    []int
 	readSchema *arrow.Schema
 	mem        memory.Allocator
-	cur        arrow.RecordBatch
-	err        error
 }
 
 func openChangelog(ctx context.Context, src Source, table *metadata.TableInfo, sp *planner.LogSplit, opts Options) (*changelogReader, error) {
 	cols := ChangelogColumns(table)
 	r := &changelogReader{
-		schema:  metadata.ArrowSchema(projectedColumns(cols, opts.Projection)),
-		proj:    opts.Projection,
-		basePos: make([]int, len(opts.Projection)),
-		mem:     opts.Allocator,
+		readerState: readerState{schema: metadata.ArrowSchema(projectedColumns(cols, opts.Projection))},
+		proj:        opts.Projection,
+		basePos:     make([]int, len(opts.Projection)),
+		mem:         opts.Allocator,
 	}
 	// Decode each table column once, however often it is asked for; an
 	// empty (non-nil) projection decodes no column at all.
@@ -101,24 +99,6 @@ func openChangelog(ctx context.Context, src Source, table *metadata.TableInfo, s
 	})
 	return r, nil
 }
-
-func (r *changelogReader) releaseCur() {
-	if r.cur != nil {
-		r.cur.Release()
-		r.cur = nil
-	}
-}
-
-func (r *changelogReader) Schema() *arrow.Schema { return r.schema }
-
-// RecordBatch returns the current batch; valid until the next Next or
-// Release.
-func (r *changelogReader) RecordBatch() arrow.RecordBatch { return r.cur }
-
-// Record is RecordBatch, for array.RecordReader.
-func (r *changelogReader) Record() arrow.RecordBatch { return r.cur }
-
-func (r *changelogReader) Err() error { return r.err }
 
 func (r *changelogReader) Next() bool {
 	r.releaseCur()

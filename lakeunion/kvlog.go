@@ -42,6 +42,8 @@ type tailEntry struct {
 // base's opening differs. See the package comment for its invariants.
 type mergeReader struct {
 	refCount
+	// readerState.schema is the requested projection.
+	readerState
 	ctx   context.Context
 	src   Source
 	table *metadata.TableInfo
@@ -51,7 +53,6 @@ type mergeReader struct {
 	what              string // names the split in errors
 	baseWhat          string // names the base's batches in errors
 
-	schema    *arrow.Schema // the requested projection
 	proj      []int
 	types     []metadata.DataType // of the projected columns
 	mem       memory.Allocator
@@ -76,8 +77,6 @@ type mergeReader struct {
 
 	bld     *array.RecordBuilder
 	pending int // rows in bld (bld cannot count rows without columns)
-	cur     arrow.RecordBatch
-	err     error
 	done    bool
 }
 
@@ -131,11 +130,11 @@ func newMergeReader(ctx context.Context, src Source, table *metadata.TableInfo, 
 	logStart, logStop int64, base KvBatchReader, baseWhat, what string, opts Options) *mergeReader {
 	cols := projectedColumns(table.Schema.Columns, opts.Projection)
 	r := &mergeReader{
-		ctx: ctx, src: src, table: table,
+		readerState: readerState{schema: metadata.ArrowSchema(cols)},
+		ctx:         ctx, src: src, table: table,
 		tb: tb, logStart: logStart, logStop: logStop,
 		what:      what,
 		baseWhat:  baseWhat,
-		schema:    metadata.ArrowSchema(cols),
 		proj:      opts.Projection,
 		mem:       opts.Allocator,
 		batchSize: opts.BatchSize,
@@ -168,24 +167,6 @@ func (r *mergeReader) close() {
 	r.tail, r.stores = nil, nil
 	r.done = true
 }
-
-func (r *mergeReader) releaseCur() {
-	if r.cur != nil {
-		r.cur.Release()
-		r.cur = nil
-	}
-}
-
-func (r *mergeReader) Schema() *arrow.Schema { return r.schema }
-
-// RecordBatch returns the current batch; valid until the next Next or
-// Release.
-func (r *mergeReader) RecordBatch() arrow.RecordBatch { return r.cur }
-
-// Record is RecordBatch, for array.RecordReader.
-func (r *mergeReader) Record() arrow.RecordBatch { return r.cur }
-
-func (r *mergeReader) Err() error { return r.err }
 
 func (r *mergeReader) Next() bool {
 	r.releaseCur()

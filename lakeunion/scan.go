@@ -158,6 +158,33 @@ type refCount struct {
 
 func (r *refCount) init(release func()) { r.refs.Store(1); r.release = release }
 
+// readerState is what every split reader exposes to array.RecordReader:
+// its schema, the current batch and the error that ended the read.
+type readerState struct {
+	schema *arrow.Schema
+	cur    arrow.RecordBatch
+	err    error
+}
+
+func (r *readerState) Schema() *arrow.Schema { return r.schema }
+
+// RecordBatch returns the current batch; valid until the next Next or
+// Release.
+func (r *readerState) RecordBatch() arrow.RecordBatch { return r.cur }
+
+// Record is RecordBatch, for array.RecordReader.
+func (r *readerState) Record() arrow.RecordBatch { return r.cur }
+
+func (r *readerState) Err() error { return r.err }
+
+// releaseCur releases the current batch of a reader that owns it.
+func (r *readerState) releaseCur() {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+}
+
 // Retain adds a reference to the reader.
 func (r *refCount) Retain() { r.refs.Add(1) }
 
@@ -188,17 +215,15 @@ func (l logStream) Record() arrow.RecordBatch { return l.Batch().Record }
 // batches.
 type streamReader struct {
 	refCount
-	ctx    context.Context
-	in     recordStream // nil for an empty stream
-	schema *arrow.Schema
+	readerState
+	ctx context.Context
+	in  recordStream // nil for an empty stream
 	// batchWhat and what name the batches and the split in errors.
 	batchWhat, what string
-	cur             arrow.RecordBatch
-	err             error
 }
 
 func newStreamReader(ctx context.Context, in recordStream, schema *arrow.Schema, batchWhat, what string) *streamReader {
-	r := &streamReader{ctx: ctx, in: in, schema: schema, batchWhat: batchWhat, what: what}
+	r := &streamReader{readerState: readerState{schema: schema}, ctx: ctx, in: in, batchWhat: batchWhat, what: what}
 	r.init(func() {
 		r.cur = nil
 		if r.in == nil {
@@ -210,8 +235,6 @@ func newStreamReader(ctx context.Context, in recordStream, schema *arrow.Schema,
 	})
 	return r
 }
-
-func (r *streamReader) Schema() *arrow.Schema { return r.schema }
 
 func (r *streamReader) Next() bool {
 	r.cur = nil
@@ -236,13 +259,6 @@ func (r *streamReader) Next() bool {
 	r.cur = rec
 	return true
 }
-
-func (r *streamReader) RecordBatch() arrow.RecordBatch { return r.cur }
-
-// Record is RecordBatch, for array.RecordReader.
-func (r *streamReader) Record() arrow.RecordBatch { return r.cur }
-
-func (r *streamReader) Err() error { return r.err }
 
 // kvStream presents a KvBatchReader as a recordStream, dropping the keys.
 type kvStream struct{ KvBatchReader }
