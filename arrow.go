@@ -226,7 +226,9 @@ func (r *arrowReader) materialise(b exec.Batch) (arrow.RecordBatch, error) {
 // current database): appended to a log table, upserted into a primary-key
 // table. rec's columns are matched to the table's by name; a nullable
 // table column rec lacks is written as NULL. Each column must have the
-// Arrow type of its table column. It returns the rows written.
+// Arrow type of its table column. It returns the rows written. Inside a
+// transaction begun on conn the rows are buffered like an INSERT's and
+// written at Commit.
 //
 // The caller keeps ownership of rec: AppendArrow neither retains nor
 // releases it, and is done with it when it returns.
@@ -292,6 +294,12 @@ func (c *Conn) appendArrow(ctx context.Context, table string, rec arrow.RecordBa
 	if nrows == 0 {
 		return 0, nil
 	}
+	if err := c.checkTxWrite("AppendArrow", path, false); err != nil {
+		return 0, err
+	}
+	if c.tx == nil && storage.CanAppendRecord(&info) && inOrder(src) {
+		return eng.AppendRecord(ctx, path, rec)
+	}
 	rows := make([][]any, nrows)
 	for r := range rows {
 		row := make([]any, len(cols))
@@ -302,9 +310,27 @@ func (c *Conn) appendArrow(ctx context.Context, table string, rec arrow.RecordBa
 		}
 		rows[r] = row
 	}
+	w := storage.Write{Path: path, Kind: storage.WriteUpsert, Rows: rows}
 	if !info.HasPrimaryKey() {
-		return eng.Append(ctx, path, rows)
+		w.Kind = storage.WriteAppend
 	}
-	res, err := eng.Upsert(ctx, path, rows, storage.UpsertOptions{})
-	return res.RowsAffected, err
+	if n, ok, err := c.txWrite(ctx, w); ok {
+		return n, err
+	}
+	res, err := eng.Commit(ctx, []storage.Write{w})
+	if err != nil {
+		return 0, err
+	}
+	return res[0].RowsAffected, nil
+}
+
+// inOrder reports whether every table column comes from the record column
+// of the same position: the record is the table's row type as it is.
+func inOrder(src []int) bool {
+	for i, j := range src {
+		if i != j {
+			return false
+		}
+	}
+	return true
 }

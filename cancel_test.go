@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
 // cancelRows is the size of the table the cancellation tests read: large
@@ -58,23 +58,13 @@ func openCancelDBs(t *testing.T) map[string]*sql.DB {
 	return dbs
 }
 
-// checkGoroutines fails the test if, some time after it ends, more
-// goroutines run than when it called checkGoroutines. (goleak is not a
-// dependency of the module; this is its retry loop, on the count.)
+// checkGoroutines fails the test if, when it ends, a goroutine runs that
+// did not run when it called checkGoroutines: every worker a query starts
+// must be gone once the query is over.
 func checkGoroutines(t *testing.T) {
 	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(3 * time.Second)
-		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if n := runtime.NumGoroutine(); n > before {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("%d goroutines before, %d after:\n%s", before, n, buf)
-		}
-	})
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, before) })
 }
 
 // cancelMode is how a test ends its query's context.

@@ -3,7 +3,6 @@ package fluss
 import (
 	"context"
 	"database/sql/driver"
-	"fmt"
 	"math/big"
 	"reflect"
 	"time"
@@ -22,6 +21,8 @@ type Conn struct {
 	// database is the current database (USE d).
 	database string
 	closed   bool
+	// tx is the open transaction (tx.go), nil outside one.
+	tx *Tx
 }
 
 var (
@@ -54,7 +55,7 @@ func (c *Conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, e
 	}
 	st, err := c.connector.stmts.parse(query)
 	if err != nil {
-		return nil, wrapErr(err)
+		return nil, wrapSQLErr(err, query)
 	}
 	return &Stmt{conn: c, text: query, parsed: st}, nil
 }
@@ -80,15 +81,6 @@ func (c *Conn) ExecContext(ctx context.Context, query string, args []driver.Name
 // Begin is BeginTx with default options.
 func (c *Conn) Begin() (driver.Tx, error) {
 	return c.BeginTx(context.Background(), driver.TxOptions{})
-}
-
-// BeginTx is not supported yet: fluss writes are atomic per statement, and
-// refusing a transaction is more honest than pretending to hold one.
-func (c *Conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if err := c.check(); err != nil {
-		return nil, err
-	}
-	return nil, wrapErr(fmt.Errorf("transactions are not supported yet; each statement is atomic on its own: %w", metadata.ErrUnsupported))
 }
 
 // Ping reports whether the engine is open.
@@ -123,10 +115,18 @@ func (c *Conn) Close() error {
 		return nil
 	}
 	c.closed = true
-	if c.ownsConnector {
-		return c.connector.Close()
+	var err error
+	if c.tx != nil {
+		// An open transaction is rolled back: its writes were only
+		// buffered.
+		err = c.tx.end()
 	}
-	return nil
+	if c.ownsConnector {
+		if cerr := c.connector.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }
 
 func (c *Conn) check() error {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/sqlplan"
 )
 
 // Sentinel errors. Every error the driver returns is an *Error that wraps
@@ -127,4 +129,39 @@ func wrapErr(err error) error {
 		e.Pos = pe.Position()
 	}
 	return e
+}
+
+// wrapSQLErr is wrapErr for an error about the SQL text: it gives the
+// position as a line and column in the message. Parsed statements carry no
+// positions for names, so an error about a name (an unknown column, an
+// unsupported function) points at the name's first use in the text.
+func wrapSQLErr(err error, text string) error {
+	out := wrapErr(err)
+	var fe *Error
+	if !errors.As(out, &fe) || fe.err != err {
+		return out // already placed, or a context error
+	}
+	if fe.Pos < 0 {
+		var ne interface{ LocatedName() string }
+		if !errors.As(err, &ne) || ne.LocatedName() == "" {
+			return out
+		}
+		if fe.Pos = sqlplan.IdentPosition(text, ne.LocatedName()); fe.Pos < 0 {
+			return out
+		}
+	}
+	if fe.Pos > len(text) {
+		return out
+	}
+	line, col := lineColumn(text, fe.Pos)
+	at := fmt.Sprintf("at line %d, column %d", line, col)
+	// The layers below name the byte offset; the user reads lines.
+	for _, old := range []string{fmt.Sprintf("at position %d", fe.Pos), fmt.Sprintf("at end of input (position %d)", fe.Pos)} {
+		if strings.Contains(fe.Msg, old) {
+			fe.Msg = strings.Replace(fe.Msg, old, at, 1)
+			return out
+		}
+	}
+	fe.Msg += " " + at
+	return out
 }

@@ -83,6 +83,10 @@ func (s *Stmt) planScan(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPlan,
 		base = &sp.Base
 	}
 	var lakeOpts []planner.Option
+	if v := s.conn.readView(); v != nil {
+		// In a transaction every scan plans at its read view.
+		lakeOpts = append(lakeOpts, planner.WithReadView(v))
+	}
 	var lakeFilter pushdown.LakeFilter
 	if base.Config.DatalakeEnabled {
 		src := s.lake().Source(base)
@@ -110,7 +114,11 @@ func (s *Stmt) planScan(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPlan,
 	}
 	switch {
 	case sp.Virtual == sqlplan.VirtualChangelog:
-		p, err = planner.NewChangelogPlanner(ctx, s.engine(), sp.Base, spec)
+		var opts []planner.Option
+		if v := s.conn.readView(); v != nil {
+			opts = append(opts, planner.WithReadView(v))
+		}
+		p, err = planner.NewChangelogPlanner(ctx, s.engine(), sp.Base, spec, opts...)
 	case base.HasPrimaryKey():
 		p, err = planner.NewUpsertPlanner(ctx, s.engine(), *base, spec, lakeOpts...)
 	default:
@@ -254,7 +262,12 @@ func (s *Stmt) open(ctx context.Context, p *scanPlan, q exec.Query) (exec.Operat
 		layout exec.Layout
 	)
 	if p.lookup != nil {
-		row, found, err := s.engine().Lookup(ctx, table.Path, p.lookup)
+		lookup := s.engine().Lookup
+		if v := s.conn.readView(); v != nil {
+			// In a transaction the key is read in its view.
+			lookup = v.Lookup
+		}
+		row, found, err := lookup(ctx, table.Path, p.lookup)
 		if err != nil {
 			p.unpin()
 			return nil, err

@@ -3,7 +3,6 @@ package fluss
 import (
 	"context"
 	"database/sql/driver"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -88,11 +87,11 @@ func (s *Stmt) exec(ctx context.Context, args []driver.NamedValue) (driver.Resul
 	}
 	switch s.parsed.(type) {
 	case *sqlplan.Insert, *sqlplan.Update, *sqlplan.Delete:
-		n, err := s.write(ctx, toArgs(args))
+		res, err := s.write(ctx, toArgs(args))
 		if err != nil {
 			return nil, s.wrapErr(err)
 		}
-		return result{rowsAffected: n}, nil
+		return res, nil
 	case *sqlplan.Select, *sqlplan.Explain, *sqlplan.ShowDatabases, *sqlplan.ShowTables,
 		*sqlplan.ShowPartitions, *sqlplan.Describe, *sqlplan.Call:
 		rows, err := s.queryContext(ctx, args)
@@ -229,22 +228,34 @@ func (s *Stmt) query(ctx context.Context, args []sqlplan.Arg) (*Rows, error) {
 	return s.static(ctx, nil, nil)
 }
 
-// write runs INSERT, UPDATE or DELETE and returns the rows affected.
-func (s *Stmt) write(ctx context.Context, args []sqlplan.Arg) (int64, error) {
+// write runs INSERT, UPDATE or DELETE, or buffers it in the connection's
+// transaction, and returns its result.
+func (s *Stmt) write(ctx context.Context, args []sqlplan.Arg) (result, error) {
+	var (
+		n   int64
+		err error
+	)
 	switch st := s.parsed.(type) {
 	case *sqlplan.Insert:
 		return s.insert(ctx, st, args)
 	case *sqlplan.Update:
-		return s.update(ctx, st, args)
+		n, err = s.update(ctx, st, args)
 	case *sqlplan.Delete:
-		return s.delete(ctx, st, args)
+		n, err = s.delete(ctx, st, args)
+	default:
+		err = fmt.Errorf("statement %T is not a write: %w", s.parsed, metadata.ErrUnsupported)
 	}
-	return 0, fmt.Errorf("statement %T is not a write: %w", s.parsed, metadata.ErrUnsupported)
+	return result{rowsAffected: n}, err
 }
 
 // execDDL runs a statement that returns no rows.
 func (s *Stmt) execDDL(ctx context.Context) error {
 	eng := s.engine()
+	if _, use := s.parsed.(*sqlplan.Use); !use {
+		if err := s.conn.checkTxStatement("DDL"); err != nil {
+			return err
+		}
+	}
 	switch st := s.parsed.(type) {
 	case *sqlplan.CreateDatabase:
 		return eng.CreateDatabase(ctx, st.Name, st.IfNotExists)
@@ -314,23 +325,9 @@ func column(values []string) [][]any {
 	return rows
 }
 
-// wrapErr is the package's wrapErr plus a position for errors about a
-// name: parsed statements carry no positions for names, so an unknown
-// column points at its first use in the statement's text.
-func (s *Stmt) wrapErr(err error) error {
-	out := wrapErr(err)
-	var fe *Error
-	var uc *sqlplan.UnknownColumnError
-	if !errors.As(out, &fe) || fe.Pos >= 0 || !errors.As(err, &uc) {
-		return out
-	}
-	if p := sqlplan.IdentPosition(s.text, uc.Column); p >= 0 {
-		line, col := lineColumn(s.text, p)
-		fe.Pos = p
-		fe.Msg += fmt.Sprintf(" at line %d, column %d", line, col)
-	}
-	return out
-}
+// wrapErr is the package's wrapErr with the error placed in the
+// statement's text.
+func (s *Stmt) wrapErr(err error) error { return wrapSQLErr(err, s.text) }
 
 // lineColumn turns a byte offset of text into a 1-based line and column.
 func lineColumn(text string, pos int) (line, col int) {

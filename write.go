@@ -11,32 +11,62 @@ import (
 	"github.com/flusslite/fluss/storage"
 )
 
-func (s *Stmt) insert(ctx context.Context, ins *sqlplan.Insert, args []sqlplan.Arg) (int64, error) {
+// insert runs INSERT ... VALUES: an append to a log table, an upsert
+// into a primary-key table. Generated auto-increment values are filled in
+// before the rows are written or, in a transaction, buffered.
+func (s *Stmt) insert(ctx context.Context, ins *sqlplan.Insert, args []sqlplan.Arg) (result, error) {
 	eng := s.engine()
 	if ins.Select != nil {
-		return 0, fmt.Errorf("INSERT ... SELECT is not supported yet: %w", metadata.ErrUnsupported)
+		return result{}, fmt.Errorf("INSERT ... SELECT is not supported yet: %w", metadata.ErrUnsupported)
 	}
 	plan, err := sqlplan.BindInsert(ctx, ins, eng, s.conn.database, args)
 	if err != nil {
+		return result{}, err
+	}
+	if err := s.conn.checkTxWrite("INSERT", plan.Table.Path, false); err != nil {
+		return result{}, err
+	}
+	lastID, hasID, err := s.fillAutoIncrement(ctx, plan)
+	if err != nil {
+		return result{}, err
+	}
+	w := storage.Write{Path: plan.Table.Path, Kind: storage.WriteAppend, Rows: plan.Rows}
+	if plan.Table.HasPrimaryKey() {
+		w.Kind = storage.WriteUpsert
+		if plan.Partial {
+			w.Upsert.TargetColumns = plan.Columns
+		}
+	}
+	n, err := s.apply(ctx, w)
+	if err != nil {
+		return result{}, err
+	}
+	return result{rowsAffected: n, lastInsertID: lastID, hasLastInsertID: hasID}, nil
+}
+
+// apply writes w now, or buffers it in the connection's transaction, and
+// returns the rows it affects.
+func (s *Stmt) apply(ctx context.Context, w storage.Write) (int64, error) {
+	if n, ok, err := s.conn.txWrite(ctx, w); ok {
+		return n, err
+	}
+	res, err := s.engine().Commit(ctx, []storage.Write{w})
+	if err != nil {
 		return 0, err
 	}
-	if !plan.Table.HasPrimaryKey() {
-		return eng.Append(ctx, plan.Table.Path, plan.Rows)
-	}
-	var opts storage.UpsertOptions
-	if plan.Partial {
-		opts.TargetColumns = plan.Columns
-	}
-	res, err := eng.Upsert(ctx, plan.Table.Path, plan.Rows, opts)
-	return res.RowsAffected, err
+	return res[0].RowsAffected, nil
 }
 
 // update runs UPDATE as a read of the matching rows, with the SET
 // expressions evaluated in place of their columns, followed by one upsert
-// of the new rows: atomic per bucket like any write.
+// of the new rows: atomic like any write. In a transaction the read is at
+// the transaction's view and the upsert is buffered.
 func (s *Stmt) update(ctx context.Context, u *sqlplan.Update, args []sqlplan.Arg) (int64, error) {
 	plan, err := sqlplan.BindUpdate(ctx, u, s.engine(), s.conn.database, args)
 	if err != nil {
+		return 0, err
+	}
+	if err := s.conn.checkTxWrite("UPDATE", plan.Table.Path, true); err != nil {
 		return 0, err
 	}
 	cols := plan.Table.Schema.Columns
@@ -67,15 +97,18 @@ func (s *Stmt) update(ctx context.Context, u *sqlplan.Update, args []sqlplan.Arg
 			row[a.Column] = v
 		}
 	}
-	res, err := s.engine().Upsert(ctx, plan.Table.Path, rows, storage.UpsertOptions{})
-	return res.RowsAffected, err
+	return s.apply(ctx, storage.Write{Path: plan.Table.Path, Kind: storage.WriteUpsert, Rows: rows})
 }
 
 // delete runs DELETE as a read of the matching rows followed by one delete
-// of their keys.
+// of their keys; in a transaction, a read at its view and a buffered
+// delete.
 func (s *Stmt) delete(ctx context.Context, d *sqlplan.Delete, args []sqlplan.Arg) (int64, error) {
 	plan, err := sqlplan.BindDelete(ctx, d, s.engine(), s.conn.database, args)
 	if err != nil {
+		return 0, err
+	}
+	if err := s.conn.checkTxWrite("DELETE", plan.Table.Path, true); err != nil {
 		return 0, err
 	}
 	cols := plan.Table.Schema.Columns
@@ -87,12 +120,14 @@ func (s *Stmt) delete(ctx context.Context, d *sqlplan.Delete, args []sqlplan.Arg
 	if err != nil || len(rows) == 0 {
 		return 0, err
 	}
-	res, err := s.engine().Delete(ctx, plan.Table.Path, rows)
-	return res.RowsAffected, err
+	return s.apply(ctx, storage.Write{Path: plan.Table.Path, Kind: storage.WriteDelete, Rows: rows})
 }
 
 // call runs a procedure and returns its result rows.
 func (s *Stmt) call(ctx context.Context, c *sqlplan.Call, args []sqlplan.Arg) (*Rows, error) {
+	if err := s.conn.checkTxStatement("CALL " + c.Procedure); err != nil {
+		return nil, err
+	}
 	vals, err := c.Values(args)
 	if err != nil {
 		return nil, err
@@ -162,10 +197,23 @@ func (s *Stmt) tableArg(c *sqlplan.Call, vals []any) (metadata.TablePath, error)
 // result is the driver.Result of Exec.
 type result struct {
 	rowsAffected int64
+	// lastInsertID is the last auto-increment value the statement
+	// generated; valid when hasLastInsertID.
+	lastInsertID    int64
+	hasLastInsertID bool
 }
 
+// LastInsertId returns the auto-increment value an INSERT generated, or
+// an error when the statement generated none (a table without an
+// auto-increment column, or every value given).
 func (r result) LastInsertId() (int64, error) {
+	if r.hasLastInsertID {
+		return r.lastInsertID, nil
+	}
 	return 0, wrapErr(fmt.Errorf("LastInsertId needs a table with an auto-increment column: %w", metadata.ErrUnsupported))
 }
 
+// RowsAffected counts appended rows, or rows inserted plus rows whose
+// stored value changed (a no-op upsert or a delete of a missing key
+// counts 0), as the write counted them when Exec ran.
 func (r result) RowsAffected() (int64, error) { return r.rowsAffected, nil }

@@ -99,3 +99,6 @@ func (d gen) selectiveRange() (lo, hi time.Time, rows int64) {
 	hi = base.Add(time.Duration(last*d.stepMs) * time.Millisecond)
 	return lo, hi, d.firstAtOrAfter(hi) - d.firstAtOrAfter(lo)
 }
+
+// row0 is row i of the loaded rows (generation 0).
+func (d gen) row0(i int64) row { return d.at(i, 0) }

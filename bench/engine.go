@@ -223,3 +223,11 @@ func insertTx(ctx context.Context, db *sql.DB, inTx bool, fn func(execer) error)
 	}
 	return tx.Commit()
 }
+
+// updateRow fills the update of the i-th updated key (key 10*i).
+func updateRow(g gen) func(args []any, i int64) []any {
+	return func(args []any, i int64) []any {
+		r := g.at(i*10, 1)
+		return append(args, r.id, r.ts, r.k, r.v, r.s)
+	}
+}

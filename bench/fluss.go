@@ -11,9 +11,8 @@ import (
 	"github.com/flusslite/fluss"
 )
 
-// flussEngine is fluss on a directory. Its load path is prepared
-// multi-row INSERTs (it has no transactions and no bulk append yet), each
-// statement durable when it returns. Background tiering and KV snapshots
+// flussEngine is fluss on a directory. Its load path is its bulk write,
+// fluss.AppendArrow, each call durable when it returns. Background tiering and KV snapshots
 // are off so that the harness decides when they happen.
 type flussEngine struct {
 	dir     string
@@ -71,17 +70,17 @@ func (e *flussEngine) load(ctx context.Context, g gen, log func(string, int64, t
 	}
 	var err error
 	if st.load, err = timed("load t", g.n, func() error {
-		return insertBatched(ctx, e.sqlDB, "INSERT", "t", 5, e.perStmt, 0, g.n, fillRow(g, 0))
+		return e.appendArrow(ctx, "t", false, 0, g.n, g.row0)
 	}); err != nil {
 		return st, err
 	}
 	if _, err = timed("load tp", g.n, func() error {
-		return insertBatched(ctx, e.sqlDB, "INSERT", "tp", 6, e.perStmt, 0, g.n, fillDayRow(g))
+		return e.appendArrow(ctx, "tp", true, 0, g.n, g.row0)
 	}); err != nil {
 		return st, err
 	}
 	if _, err = timed("load kv", g.n, func() error {
-		return insertBatched(ctx, e.sqlDB, "INSERT", "kv", 5, e.perStmt, 0, g.n, fillRow(g, 0))
+		return e.appendArrow(ctx, "kv", false, 0, g.n, g.row0)
 	}); err != nil {
 		return st, err
 	}
@@ -93,7 +92,7 @@ func (e *flussEngine) load(ctx context.Context, g gen, log func(string, int64, t
 	}
 	st.nUpd = updatedKeys(g.n)
 	if st.upsert, err = timed("upsert kv (every 10th key)", st.nUpd, func() error {
-		return insertBatched(ctx, e.sqlDB, "INSERT", "kv", 5, e.perStmt, 0, st.nUpd, updateRow(g))
+		return e.appendArrow(ctx, "kv", false, 0, st.nUpd, func(i int64) row { return g.at(i*10, 1) })
 	}); err != nil {
 		return st, err
 	}
@@ -101,7 +100,7 @@ func (e *flussEngine) load(ctx context.Context, g gen, log func(string, int64, t
 	// 10% in the log tail.
 	cut := g.n * 9 / 10
 	if _, err = timed("load tl (first 90%)", cut, func() error {
-		return insertBatched(ctx, e.sqlDB, "INSERT", "tl", 5, e.perStmt, 0, cut, fillRow(g, 0))
+		return e.appendArrow(ctx, "tl", false, 0, cut, g.row0)
 	}); err != nil {
 		return st, err
 	}
@@ -113,19 +112,11 @@ func (e *flussEngine) load(ctx context.Context, g gen, log func(string, int64, t
 	}
 	e.tiered = cut
 	if _, err = timed("load tl (last 10%)", g.n-cut, func() error {
-		return insertBatched(ctx, e.sqlDB, "INSERT", "tl", 5, e.perStmt, cut, g.n, fillRow(g, 0))
+		return e.appendArrow(ctx, "tl", false, cut, g.n, g.row0)
 	}); err != nil {
 		return st, err
 	}
 	return st, nil
-}
-
-// updateRow fills the update of the i-th updated key (key 10*i).
-func updateRow(g gen) func(args []any, i int64) []any {
-	return func(args []any, i int64) []any {
-		r := g.at(i*10, 1)
-		return append(args, r.id, r.ts, r.k, r.v, r.s)
-	}
 }
 
 func (e *flussEngine) w2Query(day time.Time) (string, []any) {
@@ -144,14 +135,6 @@ func (e *flussEngine) insert(ctx context.Context, g gen, w insertSpec) (int64, t
 		return 0, 0, na("%v", err)
 	}
 	return n, d, err
-}
-
-func (e *flussEngine) appendBulk(context.Context, gen, int) (time.Duration, error) {
-	return 0, na("fluss has no AppendArrow yet")
-}
-
-func (e *flussEngine) arrowScan(context.Context) (int64, error) {
-	return 0, na("fluss has no QueryArrow yet")
 }
 
 // w5 reads tl, 90% of whose rows are in the lake, through database/sql.

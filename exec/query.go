@@ -224,9 +224,9 @@ func (r *aggRewriter) rewrite(e sqlplan.Expr) (sqlplan.Expr, error) {
 		}
 	case *sqlplan.ColumnRef:
 		if len(r.keys) == 0 {
-			return nil, fmt.Errorf("column %s must be in an aggregate function when the query aggregates without GROUP BY: %w", x, metadata.ErrUnsupported)
+			return nil, &sqlplan.NameError{Name: x.Name, Err: fmt.Errorf("column %s must be in an aggregate function when the query aggregates without GROUP BY: %w", x, metadata.ErrUnsupported)}
 		}
-		return nil, fmt.Errorf("column %s must appear in GROUP BY or in an aggregate function: %w", x, metadata.ErrUnsupported)
+		return nil, &sqlplan.NameError{Name: x.Name, Err: fmt.Errorf("column %s must appear in GROUP BY or in an aggregate function: %w", x, metadata.ErrUnsupported)}
 	}
 	return mapChildren(e, r.rewrite)
 }

@@ -40,6 +40,8 @@ func newPlanBase(ctx context.Context, admin Admin, table metadata.TableInfo, spe
 			opt(&o)
 		}
 	}
+	// A read view answers the offsets, KV snapshots and lake probe.
+	admin = atView(admin, o.view)
 	b := planBase{admin: admin, table: table, spec: spec, lakeSrc: o.lake, lakeOnly: o.lakeOnly}
 	if !table.Config.DatalakeEnabled {
 		return b, nil

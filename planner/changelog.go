@@ -30,8 +30,15 @@ var _ SplitPlanner = (*ChangelogPlanner)(nil)
 // table is the base table t. The column indexes in spec (its partition
 // filter in particular) are those of the virtual table: the system
 // columns first, then t's columns. scan.max-records-per-split cuts long
-// log ranges as for a log table.
-func NewChangelogPlanner(ctx context.Context, admin Admin, table metadata.TableInfo, spec ScanSpec) (*ChangelogPlanner, error) {
+// log ranges as for a log table. Of the options only WithReadView applies.
+func NewChangelogPlanner(ctx context.Context, admin Admin, table metadata.TableInfo, spec ScanSpec, opts ...Option) (*ChangelogPlanner, error) {
+	var o plannerOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	admin = atView(admin, o.view)
 	maxRecords, err := maxRecordsPerSplit(spec.Options)
 	if err != nil {
 		return nil, err

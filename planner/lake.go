@@ -31,6 +31,7 @@ type Option func(*plannerOptions)
 type plannerOptions struct {
 	lake     LakeSource
 	lakeOnly bool
+	view     ReadView // WithReadView
 }
 
 // WithLake gives the planner the lake source its lake-union branch plans

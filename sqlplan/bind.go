@@ -80,7 +80,7 @@ func resolveTable(ctx context.Context, cat Catalog, path metadata.TablePath, cur
 	info, err := cat.TableInfo(ctx, path)
 	if err != nil {
 		if errors.Is(err, metadata.ErrNotFound) {
-			return info, errorf(metadata.ErrNotFound, "table %s does not exist", path)
+			return info, atName(path.Table, errorf(metadata.ErrNotFound, "table %s does not exist", path))
 		}
 		return info, fmt.Errorf("table %s: %w", path, err)
 	}
@@ -482,7 +482,7 @@ func (b *binder) bind(e Expr) (Expr, error) {
 		}
 		for _, side := range []Expr{in, pat} {
 			if t := side.Type(); t.Root != 0 && !t.IsString() {
-				return nil, errorf(metadata.ErrUnsupported, "LIKE compares strings, not %s (%s)", t, side)
+				return nil, atName(firstColumn(side), errorf(metadata.ErrUnsupported, "LIKE compares strings, not %s (%s)", t, side))
 			}
 		}
 		return &Like{E: in, Pattern: pat, Escape: x.Escape, Not: x.Not}, nil
@@ -493,7 +493,8 @@ func (b *binder) bind(e Expr) (Expr, error) {
 		}
 		t, err := arithType(x.Op, l.Type(), r.Type())
 		if err != nil {
-			return nil, err
+			e := &Arith{Op: x.Op, L: l, R: r}
+			return nil, atName(firstColumn(e), fmt.Errorf("%w in %s", err, e))
 		}
 		return &Arith{Op: x.Op, L: l, R: r, T: t}, nil
 	case *Neg:
@@ -559,9 +560,9 @@ func (b *binder) bindFunc(f *Func) (Expr, error) {
 	if agg {
 		switch {
 		case b.clause == inWhere || b.clause == inGroupBy || b.clause == inValues || b.clause == inLimit || b.clause == inSet:
-			return nil, errorf(metadata.ErrUnsupported, "aggregate function %s is not allowed in %s", strings.ToUpper(f.Name), b.clause)
+			return nil, atName(f.Name, errorf(metadata.ErrUnsupported, "aggregate function %s is not allowed in %s", strings.ToUpper(f.Name), b.clause))
 		case b.inAgg:
-			return nil, errorf(metadata.ErrUnsupported, "aggregate function %s inside another aggregate", strings.ToUpper(f.Name))
+			return nil, atName(f.Name, errorf(metadata.ErrUnsupported, "aggregate function %s inside another aggregate", strings.ToUpper(f.Name)))
 		}
 		b.inAgg = true
 		defer func() { b.inAgg = false }()
@@ -578,6 +579,7 @@ func (b *binder) bindFunc(f *Func) (Expr, error) {
 		out.Args[i], types[i] = e, e.Type()
 	}
 	t, err := funcType(out, types)
+	err = atName(f.Name, err)
 	if err != nil {
 		return nil, err
 	}

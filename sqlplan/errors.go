@@ -106,6 +106,34 @@ func (e *UnknownColumnError) Error() string {
 // Unwrap returns metadata.ErrNotFound.
 func (e *UnknownColumnError) Unwrap() error { return metadata.ErrNotFound }
 
+// LocatedName is the name the driver looks for in the statement's text
+// to place the error.
+func (e *UnknownColumnError) LocatedName() string { return e.Column }
+
+// NameError is an error about a name the statement uses (a function, a
+// table, a column in the wrong place). Bound statements keep no positions,
+// so the driver places the error at the name's first use in the text.
+type NameError struct {
+	Name string
+	Err  error
+}
+
+func (e *NameError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *NameError) Unwrap() error { return e.Err }
+
+// LocatedName is the name the driver looks for in the statement's text.
+func (e *NameError) LocatedName() string { return e.Name }
+
+// atName marks err as being about name; nil stays nil.
+func atName(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &NameError{Name: name, Err: err}
+}
+
 func unknownColumn(name string, table metadata.TablePath) error {
 	return &UnknownColumnError{Column: name, Table: table}
 }
@@ -125,4 +153,17 @@ func IdentPosition(sql, name string) int {
 		}
 	}
 	return -1
+}
+
+// firstColumn is the name of the first column e reads, or "" (an error
+// placed at no name keeps no position).
+func firstColumn(e Expr) string {
+	name := ""
+	Walk(e, func(x Expr) bool {
+		if c, ok := x.(*ColumnRef); ok && name == "" {
+			name = c.Name
+		}
+		return name == ""
+	})
+	return name
 }

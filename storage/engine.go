@@ -67,6 +67,8 @@ type Engine struct {
 		once sync.Once
 		wg   sync.WaitGroup
 	}
+	// views are the open read views, released at Close.
+	views viewSet
 	// closedFlag mirrors mu.closed for code that must not take mu.
 	closedFlag atomic.Bool
 }
@@ -255,6 +257,7 @@ func (e *Engine) Close() error {
 	}
 	e.mu.closed = true
 	e.closedFlag.Store(true)
+	e.views.releaseAll()
 	err := e.closeKv()
 	if terr := e.closeTablets(); err == nil {
 		err = terr

@@ -1,0 +1,457 @@
+package storage
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/flusslite/fluss/metadata"
+)
+
+// ReadView is one consistent cut of the whole engine, as a transaction
+// reads it: every bucket's log start offset and high watermark, each
+// primary-key bucket's KV snapshot (pinned, its log offset at or below the
+// bucket's high watermark in the view), every table's readable lake
+// snapshot, and the KV state itself (a Pebble snapshot, for point
+// lookups and for counting the rows a buffered write will affect).
+//
+// The cut is atomic with respect to Commit: a commit that touched several
+// buckets, partitions or tables is in the view everywhere or nowhere.
+// Commit stores the high watermarks of every bucket it wrote while it
+// holds all of their locks, and a view is taken holding every bucket's
+// lock at once (in the order commits take them), so it falls between
+// commits, never inside one.
+//
+// What is not isolated: the catalog. A table or partition created after
+// the view reads as empty (its buckets had no log in the view); one
+// dropped after it is gone from the view too. Log segments dropped by
+// retention (table.log.ttl) after the view make a read below the new log
+// start fail with ErrNotFound rather than return fewer rows. Lake
+// snapshots need no pin: the lake keeps every snapshot's files.
+//
+// A ReadView is safe for concurrent use and must be closed; Close
+// releases the KV snapshots and the Pebble snapshot and is idempotent.
+// Close it before closing the engine.
+type ReadView struct {
+	e    *Engine
+	logs map[metadata.TableBucket]viewLog
+	kv   map[metadata.TableBucket]viewKv
+	lake map[int64]metadata.LakeSnapshot
+
+	// mu guards the Pebble snapshot against Close.
+	mu struct {
+		sync.Mutex
+		ps     *pebble.Snapshot
+		closed bool
+	}
+}
+
+// viewLog is a bucket's log range in a view.
+type viewLog struct{ start, stop int64 }
+
+// viewKv is a bucket's pinned KV snapshot in a view.
+type viewKv struct {
+	snap metadata.KvSnapshot
+	kb   *kvBucket
+	s    *kvSnap
+}
+
+// ReadView captures a consistent read view of the whole engine now. It
+// waits for the commits in flight to finish (it takes every bucket's
+// lock), which blocks new commits for as long as the cut takes: the time
+// to read a few counters per bucket.
+func (e *Engine) ReadView(ctx context.Context) (*ReadView, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cat, err := e.readLock()
+	if err != nil {
+		return nil, err
+	}
+	defer e.mu.RUnlock()
+	v := &ReadView{
+		e:    e,
+		logs: map[metadata.TableBucket]viewLog{},
+		kv:   map[metadata.TableBucket]viewKv{},
+		lake: map[int64]metadata.LakeSnapshot{},
+	}
+	// Lake snapshots are recorded under mu held exclusively: with mu
+	// shared, the catalog's records are a cut of their own.
+	for id, entry := range cat.byID {
+		if entry.Lake != nil {
+			v.lake[id] = entry.Lake.snapshot(id)
+		}
+	}
+
+	// tabletsMu is held until every listed tablet is locked: a commit
+	// creates its tablets before it locks any, so no commit can write a
+	// tablet the list misses and one it has (the view would hold half of
+	// it). Commits never wait for tabletsMu while holding a tablet's lock.
+	e.tabletsMu.Lock()
+	tablets := make([]*logTablet, 0, len(e.tablets))
+	for _, t := range e.tablets {
+		tablets = append(tablets, t)
+	}
+	// The lock order of commitLocked: table, partition, bucket.
+	slices.SortFunc(tablets, func(a, b *logTablet) int {
+		return cmp.Or(cmp.Compare(a.tb.TableID, b.tb.TableID), cmp.Compare(a.tb.PartitionID, b.tb.PartitionID), cmp.Compare(a.tb.Bucket, b.tb.Bucket))
+	})
+	for _, t := range tablets {
+		t.mu.Lock()
+	}
+	e.tabletsMu.Unlock()
+	for _, t := range tablets {
+		v.logs[t.tb] = viewLog{start: t.logStart.Load(), stop: t.hw.Load()}
+	}
+	// With every bucket locked no commit is between its KV write and its
+	// high watermark: the Pebble state is the state at these watermarks.
+	v.mu.ps = e.kv.NewSnapshot()
+	e.kvMu.Lock()
+	for tb, kb := range e.kvBuckets {
+		if kb.broken != nil {
+			continue
+		}
+		stop := v.logs[tb].stop
+		kb.mu.Lock()
+		for i := len(kb.mu.snaps) - 1; i >= 0; i-- {
+			if s := kb.mu.snaps[i]; s.logOffset <= stop {
+				s.pins++
+				v.kv[tb] = viewKv{snap: metadata.KvSnapshot{SnapshotID: s.id, LogOffset: s.logOffset}, kb: kb, s: s}
+				break
+			}
+		}
+		kb.mu.Unlock()
+	}
+	e.kvMu.Unlock()
+	for _, t := range tablets {
+		t.mu.Unlock()
+	}
+	e.views.add(v)
+	return v, nil
+}
+
+// viewSet is the engine's open read views: Engine.Close releases their
+// Pebble snapshots, which must not outlive the store, when a view's owner
+// has not closed it first (a database closed with a transaction open).
+type viewSet struct {
+	mu   sync.Mutex
+	open map[*ReadView]struct{}
+}
+
+func (s *viewSet) add(v *ReadView) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open == nil {
+		s.open = map[*ReadView]struct{}{}
+	}
+	s.open[v] = struct{}{}
+}
+
+func (s *viewSet) remove(v *ReadView) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.open, v)
+}
+
+// releaseAll closes the Pebble snapshot of every open view; the views stay
+// open and read nothing more (the engine is closing).
+func (s *viewSet) releaseAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for v := range s.open {
+		v.mu.Lock()
+		if v.mu.ps != nil {
+			_ = v.mu.ps.Close() // the store closes next: nothing is lost
+			v.mu.ps = nil
+		}
+		v.mu.Unlock()
+	}
+	clear(s.open)
+}
+
+// LogOffsets returns a bucket's log start offset and high watermark in
+// the view; both 0 for a bucket that had no log then.
+func (v *ReadView) LogOffsets(tb metadata.TableBucket) (start, stop int64) {
+	l := v.logs[tb]
+	return l.start, l.stop
+}
+
+// KvSnapshot returns the KV snapshot of a primary-key bucket the view
+// pinned: the latest one whose log offset is at or below the bucket's
+// high watermark in the view. ok is false when the bucket had none.
+func (v *ReadView) KvSnapshot(tb metadata.TableBucket) (metadata.KvSnapshot, bool) {
+	s, ok := v.kv[tb]
+	return s.snap, ok
+}
+
+// LakeSnapshot returns the readable lake snapshot of a table in the view;
+// ok is false when it had none. The maps are the caller's.
+func (v *ReadView) LakeSnapshot(tableID int64) (metadata.LakeSnapshot, bool) {
+	s, ok := v.lake[tableID]
+	if !ok {
+		return metadata.LakeSnapshot{}, false
+	}
+	s.TieredOffsets = maps.Clone(s.TieredOffsets)
+	s.PartitionNames = maps.Clone(s.PartitionNames)
+	return s, true
+}
+
+// Close releases the view's KV snapshots and its Pebble snapshot.
+// Idempotent.
+func (v *ReadView) Close() error {
+	v.mu.Lock()
+	if v.mu.closed {
+		v.mu.Unlock()
+		return nil
+	}
+	v.mu.closed = true
+	ps := v.mu.ps
+	v.mu.ps = nil
+	v.mu.Unlock()
+	v.e.views.remove(v)
+	for _, k := range v.kv {
+		v.e.unpinSnapshot(k.kb, k.s)
+	}
+	// mu shared keeps Engine.Close (which closes Pebble) away; a closed
+	// engine has dropped the snapshot with its store.
+	if _, err := v.e.readLock(); err != nil {
+		return nil
+	}
+	defer v.e.mu.RUnlock()
+	if ps == nil {
+		return nil
+	}
+	return ps.Close()
+}
+
+// get reads a key's row in the view's KV state; nil when absent. The
+// caller holds e.mu shared.
+func (v *ReadView) get(entry *tableEntry, key []byte) ([]any, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.mu.closed || v.mu.ps == nil {
+		return nil, fmt.Errorf("read view of %s: %w", entry.Info.Path, metadata.ErrClosed)
+	}
+	val, closer, err := v.mu.ps.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: KV store: %w", entry.Info.Path, err)
+	}
+	defer closer.Close()
+	row, err := decodeRowValue(val, entry.Info.SchemaID, entry.types)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", entry.Info.Path, err)
+	}
+	return row, nil
+}
+
+// Lookup is Engine.Lookup in the view: the row of the key held in the
+// primary-key columns of keyRow as it was when the view was taken. A NULL
+// key value, or a partition that does not exist, finds nothing.
+func (v *ReadView) Lookup(ctx context.Context, path metadata.TablePath, keyRow []any) (row []any, found bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	cat, err := v.e.readLock()
+	if err != nil {
+		return nil, false, err
+	}
+	defer v.e.mu.RUnlock()
+	entry, err := cat.table(path)
+	if err != nil {
+		return nil, false, err
+	}
+	info := &entry.Info
+	if !info.HasPrimaryKey() {
+		return nil, false, fmt.Errorf("%w: table %s has no primary key: lookups need a primary-key table", metadata.ErrUnsupported, path)
+	}
+	if len(keyRow) != len(info.Schema.Columns) {
+		return nil, false, fmt.Errorf("%w: lookup key row has %d values, table %s has %d columns", metadata.ErrInvalidValue, len(keyRow), path, len(info.Schema.Columns))
+	}
+	pk := info.PrimaryKeyIndexes()
+	for _, c := range pk {
+		if keyRow[c] == nil {
+			return nil, false, nil
+		}
+	}
+	routed, err := routeRows(info, [][]any{keyRow}, pk)
+	if err != nil {
+		return nil, false, fmt.Errorf("lookup in %s: %w", path, err)
+	}
+	tb, ok := routedBucket(entry, &routed, 0)
+	if !ok {
+		return nil, false, nil
+	}
+	key, err := newKeyCodec(info).key(tb, routed.values[0])
+	if err != nil {
+		return nil, false, fmt.Errorf("lookup in %s: %w", path, err)
+	}
+	row, err = v.get(entry, key)
+	if err != nil || row == nil {
+		return nil, false, err
+	}
+	return row, true, nil
+}
+
+// routedBucket is the bucket of routed row r of a primary-key table; ok
+// is false when its partition does not exist.
+func routedBucket(entry *tableEntry, routed *routedRows, r int) (metadata.TableBucket, bool) {
+	tb := metadata.TableBucket{TableID: entry.Info.TableID, PartitionID: metadata.NonPartitioned, Bucket: int32(routed.buckets[r])}
+	if routed.partitions != nil {
+		p, ok := entry.partitionByName(routed.partitions[r])
+		if !ok {
+			return tb, false
+		}
+		tb.PartitionID = p.ID
+	}
+	return tb, true
+}
+
+// WriteBuffer holds a transaction's writes until they are committed
+// together with one Engine.Commit, and counts, as each is added, the rows
+// it affects: appended rows, or, for upserts and deletes, what Commit
+// would count if it ran against the view's state with the buffered writes
+// before it applied (the buffer keeps each touched key's row after them).
+// Not safe for concurrent use.
+//
+// The count is the count at the time of Add: Commit applies the writes to
+// the state as it is then, which may differ from the view if other
+// writers committed since, and its own counts may then differ.
+type WriteBuffer struct {
+	v      *ReadView
+	writes []Write
+	// rows is each key touched by a buffered upsert or delete, after the
+	// buffered writes: the row, or nil when deleted. Keyed by table id,
+	// partition name and encoded key.
+	rows map[string][]any
+	// tables are the tables written, by path.
+	tables map[metadata.TablePath]bool
+}
+
+// NewWriteBuffer returns an empty buffer counting against the view.
+func (v *ReadView) NewWriteBuffer() *WriteBuffer {
+	return &WriteBuffer{v: v, rows: map[string][]any{}, tables: map[metadata.TablePath]bool{}}
+}
+
+// Writes returns the buffered writes in order: the argument of Commit.
+func (b *WriteBuffer) Writes() []Write { return b.writes }
+
+// Wrote reports whether a buffered write touches the table.
+func (b *WriteBuffer) Wrote(path metadata.TablePath) bool { return b.tables[path] }
+
+// Add checks a write as Commit will (the table exists and takes the
+// kind of write, every row fits its table), counts the rows it affects and
+// buffers it. A write that fails the check is not buffered.
+func (b *WriteBuffer) Add(ctx context.Context, w Write) (WriteResult, error) {
+	if err := ctx.Err(); err != nil {
+		return WriteResult{}, err
+	}
+	cat, err := b.v.e.readLock()
+	if err != nil {
+		return WriteResult{}, err
+	}
+	defer b.v.e.mu.RUnlock()
+	entry, err := cat.table(w.Path)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	info := &entry.Info
+	var only, target []int
+	switch w.Kind {
+	case WriteAppend:
+		if info.HasPrimaryKey() {
+			return WriteResult{}, fmt.Errorf("%w: table %s has a primary key: appends are for log tables", metadata.ErrUnsupported, w.Path)
+		}
+	case WriteUpsert, WriteDelete:
+		if !info.HasPrimaryKey() {
+			return WriteResult{}, fmt.Errorf("%w: table %s has no primary key: %s needs a primary-key table", metadata.ErrUnsupported, w.Path, w.Kind)
+		}
+		if w.Kind == WriteDelete {
+			only = info.PrimaryKeyIndexes()
+		} else if target, err = partialColumns(info, w.Upsert.TargetColumns); err != nil {
+			return WriteResult{}, err
+		} else {
+			only = target
+		}
+	default:
+		return WriteResult{}, fmt.Errorf("%w: write kind %d", metadata.ErrInvalidValue, int(w.Kind))
+	}
+	routed, err := routeRows(info, w.Rows, only)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	var res WriteResult
+	if w.Kind == WriteAppend {
+		res.RowsAffected = int64(len(routed.values))
+	} else if res.RowsAffected, err = b.merge(entry, w.Kind == WriteDelete, target, &routed); err != nil {
+		return WriteResult{}, err
+	}
+	b.writes = append(b.writes, w)
+	b.tables[w.Path] = true
+	return res, nil
+}
+
+// merge counts an upsert or delete as Engine.mergeWrite does, each key's
+// old row read from the buffer first, then from the view, and records the
+// new rows in the buffer only once every row is counted (a failing write
+// leaves the buffer as it was).
+func (b *WriteBuffer) merge(entry *tableEntry, del bool, target []int, routed *routedRows) (int64, error) {
+	info := &entry.Info
+	m := newMerger(info, target)
+	kc := newKeyCodec(info)
+	next := map[string][]any{}
+	var affected int64
+	for r, in := range routed.values {
+		name := ""
+		if routed.partitions != nil {
+			name = routed.partitions[r]
+		}
+		// The buffer's key names the partition by name: a partition an
+		// earlier buffered write creates has no id yet.
+		bufKey, err := kc.key(metadata.TableBucket{TableID: info.TableID, Bucket: int32(routed.buckets[r])}, in)
+		if err != nil {
+			return 0, fmt.Errorf("row %d: key: %w", r+1, err)
+		}
+		k := string(binary.BigEndian.AppendUint64(nil, uint64(info.TableID))) + name + "\x00" + string(bufKey)
+		old, seen := next[k]
+		if !seen {
+			old, seen = b.rows[k]
+		}
+		if !seen {
+			if tb, ok := routedBucket(entry, routed, r); ok {
+				key, err := kc.key(tb, in)
+				if err != nil {
+					return 0, fmt.Errorf("row %d: key: %w", r+1, err)
+				}
+				if old, err = b.v.get(entry, key); err != nil {
+					return 0, err
+				}
+			}
+		}
+		if del {
+			if old == nil || !m.deletes() {
+				continue
+			}
+			next[k] = nil
+			affected++
+			continue
+		}
+		row, changed := m.upsert(old, in)
+		if !changed {
+			continue
+		}
+		next[k] = row
+		affected++
+	}
+	maps.Copy(b.rows, next)
+	return affected, nil
+}

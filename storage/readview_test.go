@@ -1,0 +1,156 @@
+package storage
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flusslite/fluss/metadata"
+)
+
+// TestReadViewIsACommitCut: while commits that each append one row to two
+// log tables and upsert one key of a primary-key table run, every view
+// sees the same number of commits in all three (never half a commit):
+// the two high watermarks agree and the KV state holds exactly the keys
+// of the commits the logs show.
+func TestReadViewIsACommitCut(t *testing.T) {
+	e, _ := testEngine(t, "", nil)
+	a := createTable(t, e, "a", []metadata.Column{col("i", metadata.BigIntType())}, nil, nil)
+	b := createTable(t, e, "b", []metadata.Column{col("i", metadata.BigIntType())}, nil, nil)
+	createPK(t, e, "kv", map[string]string{metadata.OptBucketNum: "3"})
+	const commits = 200
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := range commits {
+			_, err := e.Commit(ctx, []Write{
+				{Path: path("a"), Kind: WriteAppend, Rows: [][]any{{int64(i)}}},
+				{Path: path("kv"), Kind: WriteUpsert, Rows: [][]any{{"v", i, int64(i)}}},
+				{Path: path("b"), Kind: WriteAppend, Rows: [][]any{{int64(i)}}},
+			})
+			if err != nil {
+				panic(err)
+			}
+		}
+	})
+	seen := 0
+	for seen < commits {
+		v, err := e.ReadView(ctx)
+		require.NoError(t, err)
+		_, sa := v.LogOffsets(bucket(a, 0))
+		_, sb := v.LogOffsets(bucket(b, 0))
+		require.Equal(t, sa, sb, "both tables of a commit, or neither")
+		// The key of the last commit in the view is there; the next is not.
+		for _, k := range []int64{sa - 1, sa} {
+			if k < 0 {
+				continue
+			}
+			_, found, err := v.Lookup(ctx, path("kv"), []any{nil, k, nil})
+			require.NoError(t, err)
+			require.Equal(t, k < sa, found, "key %d in a view of %d commits", k, sa)
+		}
+		seen = int(sa)
+		require.NoError(t, v.Close())
+		require.NoError(t, v.Close(), "idempotent")
+	}
+	wg.Wait()
+}
+
+// TestReadViewPinsKvSnapshot: a view pins the KV snapshot it planned
+// with, so later snapshots do not remove it; Close releases it.
+func TestReadViewPinsKvSnapshot(t *testing.T) {
+	e, _ := testEngine(t, "", nil)
+	info := createPK(t, e, "kv", nil)
+	tb := bucket(info, 0)
+	upsert(t, e, "kv", []any{"a", 1, int64(1)})
+	_, err := e.TakeKvSnapshots(ctx, path("kv"))
+	require.NoError(t, err)
+	upsert(t, e, "kv", []any{"b", 2, int64(2)})
+
+	v, err := e.ReadView(ctx)
+	require.NoError(t, err)
+	snap, ok := v.KvSnapshot(tb)
+	require.True(t, ok)
+	_, stop := v.LogOffsets(tb)
+	require.LessOrEqual(t, snap.LogOffset, stop)
+	require.EqualValues(t, 1, snap.LogOffset)
+	require.EqualValues(t, 2, stop)
+
+	for i := range 2 {
+		upsert(t, e, "kv", []any{"c", 3 + i, int64(3)})
+		_, err = e.TakeKvSnapshots(ctx, path("kv"))
+		require.NoError(t, err)
+	}
+	r, err := e.ReadKvSnapshot(ctx, tb, snap.SnapshotID, ReadOptions{})
+	require.NoError(t, err, "pinned by the view")
+	require.NoError(t, r.Close())
+	require.NoError(t, v.Close())
+	_, err = e.ReadKvSnapshot(ctx, tb, snap.SnapshotID, ReadOptions{})
+	require.ErrorIs(t, err, metadata.ErrNotFound, "released by Close")
+}
+
+// TestWriteBufferCounts: Add counts what Commit would against the view
+// plus the writes before it, rejects bad writes without buffering them,
+// and the buffered writes then commit with the same counts.
+func TestWriteBufferCounts(t *testing.T) {
+	e, _ := testEngine(t, "", nil)
+	createCommitTables(t, e)
+	_, err := e.Commit(ctx, baselineCommit())
+	require.NoError(t, err)
+	v, err := e.ReadView(ctx)
+	require.NoError(t, err)
+	defer v.Close()
+	// Another writer after the view: invisible to the counts.
+	upsert(t, e, "kv", []any{"late", 20, int64(20)})
+
+	buf := v.NewWriteBuffer()
+	var counts []int64
+	for _, w := range targetCommit() {
+		res, err := buf.Add(ctx, w)
+		require.NoError(t, err, "%s %s", w.Kind, w.Path)
+		counts = append(counts, res.RowsAffected)
+	}
+	want := make([]int64, len(targetResults))
+	for i, r := range targetResults {
+		want[i] = r.RowsAffected
+	}
+	require.Equal(t, want, counts)
+	res, err := buf.Add(ctx, Write{Path: path("kv"), Kind: WriteUpsert, Rows: [][]any{{"late", 20, int64(20)}}})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, res.RowsAffected, "key 20 is new in the view")
+
+	// Rejected: NULL key, a log table upsert, a missing table. None is
+	// buffered, and the rows of a rejected write are not remembered.
+	n := len(buf.Writes())
+	_, err = buf.Add(ctx, Write{Path: path("kv"), Kind: WriteUpsert, Rows: [][]any{{"ok", 30, int64(1)}, {"bad", nil, int64(1)}}})
+	require.ErrorIs(t, err, metadata.ErrConstraint)
+	_, err = buf.Add(ctx, Write{Path: path("ev"), Kind: WriteUpsert, Rows: evRows("a", 1)})
+	require.ErrorIs(t, err, metadata.ErrUnsupported)
+	_, err = buf.Add(ctx, Write{Path: path("nope"), Kind: WriteAppend})
+	require.ErrorIs(t, err, metadata.ErrNotFound)
+	require.Len(t, buf.Writes(), n)
+	res, err = buf.Add(ctx, Write{Path: path("kv"), Kind: WriteUpsert, Rows: [][]any{{"ok", 30, int64(1)}}})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, res.RowsAffected)
+	require.True(t, buf.Wrote(path("ev")))
+	require.False(t, buf.Wrote(path("nope")))
+
+	got, err := e.Commit(ctx, buf.Writes())
+	require.NoError(t, err)
+	// The counts are Add's, at the view: Commit counts against the state
+	// at Commit, where the late writer had already written key 20's row.
+	require.Equal(t, fmt.Sprint(append(targetResults, WriteResult{0}, WriteResult{1})), fmt.Sprint(got))
+}
+
+// An engine closed while a view is still open releases the view's Pebble
+// snapshot itself (Pebble refuses to close with snapshots open), and the
+// view's own Close afterwards is harmless.
+func TestEngineCloseReleasesOpenViews(t *testing.T) {
+	e, err := Open(Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	v, err := e.ReadView(ctx)
+	require.NoError(t, err)
+	require.NoError(t, e.Close())
+	require.NoError(t, v.Close())
+}

@@ -1,0 +1,167 @@
+package fluss
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/planner"
+	"github.com/flusslite/fluss/storage"
+)
+
+// Tx is a transaction: one consistent read view of the whole database,
+// taken at Begin, and the transaction's writes, buffered until Commit.
+//
+//   - Isolation: sql.LevelDefault, sql.LevelSnapshot and
+//     sql.LevelRepeatableRead are accepted and mean the same thing,
+//     snapshot isolation of reads: every query of the transaction sees the
+//     database as it was at Begin (the same stop offset of every bucket,
+//     the same KV and lake snapshots), across every table; a commit of
+//     another connection is in the view in full or not at all. Other
+//     levels are refused with ErrUnsupported.
+//   - Reads do not see the transaction's own buffered writes; they see
+//     the view taken at Begin. An UPDATE or DELETE of a table the
+//     transaction has already written is refused (ErrUnsupported): it
+//     would read rows without the earlier writes and could silently undo
+//     them.
+//   - Writes (INSERT, UPDATE, DELETE, also through prepared statements)
+//     are checked and counted when Exec runs, then buffered. Commit
+//     applies them all with one atomic engine commit, across buckets,
+//     partitions and tables: all or none, also across a crash. Rollback
+//     drops them. A statement that fails inside a transaction buffers
+//     nothing and leaves the transaction open.
+//   - RowsAffected is exact at Exec time: counted against the view plus
+//     the transaction's earlier writes. Commit applies the writes to the
+//     state as it is at Commit, without checking for conflicts: the last
+//     commit wins, and a row another connection changed meanwhile may be
+//     affected differently than counted.
+//   - DDL and CALL are refused inside a transaction; so is every write
+//     in a read-only one (ErrReadOnly).
+//
+// A Tx belongs to its connection and is used by one goroutine at a time.
+// Commit or Rollback ends it and releases the view; closing the
+// connection rolls it back.
+type Tx struct {
+	conn     *Conn
+	view     *storage.ReadView
+	buf      *storage.WriteBuffer // nil when read-only
+	readOnly bool
+}
+
+var (
+	_ driver.Tx        = (*Tx)(nil)
+	_ planner.ReadView = (*storage.ReadView)(nil)
+)
+
+// BeginTx starts a transaction: it takes the read view every query of the
+// transaction reads. See Tx for what the isolation levels mean.
+func (c *Conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if c.tx != nil {
+		return nil, wrapErr(fmt.Errorf("a transaction is already open on this connection; commit or roll it back first: %w", metadata.ErrUnsupported))
+	}
+	switch level := sql.IsolationLevel(opts.Isolation); level {
+	case sql.LevelDefault, sql.LevelSnapshot, sql.LevelRepeatableRead:
+	default:
+		return nil, wrapErr(fmt.Errorf("isolation level %s is not supported; transactions read one snapshot (use the default, sql.LevelSnapshot or sql.LevelRepeatableRead): %w",
+			level, metadata.ErrUnsupported))
+	}
+	view, err := c.connector.shared.engine.ReadView(ctx)
+	if err != nil {
+		return nil, wrapErr(err)
+	}
+	tx := &Tx{conn: c, view: view, readOnly: opts.ReadOnly}
+	if !opts.ReadOnly {
+		tx.buf = view.NewWriteBuffer()
+	}
+	c.tx = tx
+	return tx, nil
+}
+
+// Commit applies the buffered writes atomically and ends the
+// transaction. When the commit fails (a table dropped meanwhile, a value
+// the table no longer accepts, the engine closed), nothing of it is
+// applied; the transaction ends either way.
+func (tx *Tx) Commit() error {
+	if tx.conn.tx != tx {
+		return wrapErr(fmt.Errorf("transaction already ended: %w", metadata.ErrClosed))
+	}
+	var err error
+	if tx.buf != nil && len(tx.buf.Writes()) > 0 {
+		if err = tx.conn.check(); err == nil {
+			_, err = tx.conn.connector.shared.engine.Commit(context.Background(), tx.buf.Writes())
+			err = wrapErr(err)
+		}
+	}
+	return errors.Join(err, tx.end())
+}
+
+// Rollback drops the buffered writes and ends the transaction.
+func (tx *Tx) Rollback() error {
+	if tx.conn.tx != tx {
+		return wrapErr(fmt.Errorf("transaction already ended: %w", metadata.ErrClosed))
+	}
+	return tx.end()
+}
+
+// end releases the view and detaches the transaction from its connection.
+func (tx *Tx) end() error {
+	tx.conn.tx = nil
+	tx.buf = nil
+	return wrapErr(tx.view.Close())
+}
+
+// readView is the read view of the connection's transaction, or nil
+// outside one.
+func (c *Conn) readView() *storage.ReadView {
+	if c.tx == nil {
+		return nil
+	}
+	return c.tx.view
+}
+
+// txWrite buffers a write in the connection's transaction and returns the
+// rows it affects; ok is false outside a transaction, where the caller
+// writes itself. The caller has passed checkTxWrite.
+func (c *Conn) txWrite(ctx context.Context, w storage.Write) (n int64, ok bool, err error) {
+	if c.tx == nil {
+		return 0, false, nil
+	}
+	if c.tx.buf == nil {
+		return 0, true, fmt.Errorf("write to %s in a read-only transaction: %w", w.Path, metadata.ErrReadOnly)
+	}
+	res, err := c.tx.buf.Add(ctx, w)
+	return res.RowsAffected, true, err
+}
+
+// checkTxWrite refuses a write (verb names the statement) before it does
+// any work: every write in a read-only transaction, and an UPDATE or
+// DELETE (readsTable) of a table the transaction has written, whose
+// buffered writes its read would not see.
+func (c *Conn) checkTxWrite(verb string, path metadata.TablePath, readsTable bool) error {
+	if c.tx == nil {
+		return nil
+	}
+	if c.tx.buf == nil {
+		return fmt.Errorf("%s of %s in a read-only transaction: %w", verb, path, metadata.ErrReadOnly)
+	}
+	if readsTable && c.tx.buf.Wrote(path) {
+		return fmt.Errorf("%s of %s after this transaction wrote to it: reads in a transaction see the snapshot taken at Begin, not its own writes, so the statement could undo them; commit first: %w",
+			verb, path, metadata.ErrUnsupported)
+	}
+	return nil
+}
+
+// checkTxStatement refuses, inside a transaction, the statements that
+// would take effect on their own: DDL and CALL.
+func (c *Conn) checkTxStatement(what string) error {
+	if c.tx == nil {
+		return nil
+	}
+	return fmt.Errorf("%s inside a transaction: it would take effect at once, not at Commit; run it outside the transaction: %w", what, metadata.ErrUnsupported)
+}
