@@ -89,3 +89,18 @@ func TestQueryHookAndLogger(t *testing.T) {
 	require.Contains(t, logs.String(), `sql="SELECT * FROM t"`)
 	require.Contains(t, logs.String(), "rows=2")
 }
+
+// Clauses of the MySQL dialect that CREATE TABLE accepts without effect
+// are said to the connector's logger.
+func TestCreateTableNotesAreLogged(t *testing.T) {
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	ctr, err := NewConnector(":memory:", WithLogger(logger))
+	require.NoError(t, err)
+	db := sql.OpenDB(ctr)
+	defer db.Close()
+	_, err = db.Exec("CREATE TABLE `users` (`id` bigint unsigned AUTO_INCREMENT, `email` varchar(191), PRIMARY KEY (`id`), INDEX `idx_users_email` (`email`))")
+	require.NoError(t, err)
+	require.Contains(t, logs.String(), "CREATE TABLE: ")
+	require.Contains(t, logs.String(), "idx_users_email")
+}

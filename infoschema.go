@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/flusslite/fluss/exec"
@@ -30,6 +32,23 @@ var infoSchemaTables = map[string][]metadata.Column{
 		{Name: "table_name", Type: metadata.StringType(), NotNull: true},
 		{Name: "table_type", Type: metadata.StringType(), NotNull: true},
 		{Name: "table_comment", Type: metadata.StringType(), NotNull: true},
+	},
+	// statistics lists the primary key (index PRIMARY) and the secondary
+	// indexes a MySQL-dialect CREATE TABLE declared, which fluss records
+	// but never builds: GORM's HasIndex asks it.
+	"statistics": {
+		{Name: "table_catalog", Type: metadata.StringType(), NotNull: true},
+		{Name: "table_schema", Type: metadata.StringType(), NotNull: true},
+		{Name: "table_name", Type: metadata.StringType(), NotNull: true},
+		{Name: "non_unique", Type: metadata.BigIntType(), NotNull: true},
+		{Name: "index_schema", Type: metadata.StringType(), NotNull: true},
+		{Name: "index_name", Type: metadata.StringType(), NotNull: true},
+		{Name: "seq_in_index", Type: metadata.BigIntType(), NotNull: true},
+		{Name: "column_name", Type: metadata.StringType(), NotNull: true},
+		{Name: "nullable", Type: metadata.StringType(), NotNull: true},
+		{Name: "index_type", Type: metadata.StringType(), NotNull: true},
+		{Name: "comment", Type: metadata.StringType(), NotNull: true},
+		{Name: "index_comment", Type: metadata.StringType(), NotNull: true},
 	},
 	"columns": {
 		{Name: "table_catalog", Type: metadata.StringType(), NotNull: true},
@@ -75,7 +94,7 @@ func (c sessionCatalog) TableInfo(ctx context.Context, path metadata.TablePath) 
 		if info, ok := infoSchemaInfo(path); ok {
 			return info, nil
 		}
-		return metadata.TableInfo{}, fmt.Errorf("information_schema has no table %s (known: schemata, tables, columns): %w",
+		return metadata.TableInfo{}, fmt.Errorf("information_schema has no table %s (known: schemata, tables, columns, statistics): %w",
 			path.Table, metadata.ErrNotFound)
 	}
 	return c.eng.TableInfo(ctx, path)
@@ -149,6 +168,10 @@ func (s *Stmt) infoSchemaData(ctx context.Context, table string) ([][]any, error
 				}
 				return nil, err
 			}
+			if table == "statistics" {
+				rows = append(rows, statisticsRows(catalog, &info)...)
+				continue
+			}
 			for i, c := range info.Schema.Columns {
 				rows = append(rows, columnRow(catalog, &info, i, c))
 			}
@@ -157,9 +180,14 @@ func (s *Stmt) infoSchemaData(ctx context.Context, table string) ([][]any, error
 	return rows, nil
 }
 
-// columnRow is one row of information_schema.columns.
+// columnRow is one row of information_schema.columns. Types are named as
+// MySQL names them, since the clients that read information_schema speak
+// MySQL's dialect: the type a MySQL-dialect CREATE TABLE declared
+// (varchar(191), bigint unsigned), else MySQL's name for the stored type
+// (metadata.DataType.MySQLType). data_type is column_type without its
+// length or modifiers, as in MySQL.
 func columnRow(catalog string, info *metadata.TableInfo, i int, c metadata.Column) []any {
-	nullable, key := "YES", ""
+	nullable, key, extra := "YES", "", ""
 	if c.NotNull {
 		nullable = "NO"
 	}
@@ -168,20 +196,64 @@ func columnRow(catalog string, info *metadata.TableInfo, i int, c metadata.Colum
 			key = "PRI"
 		}
 	}
-	var length, precision, scale, dtPrecision any
+	if i == info.AutoIncrementIndex() {
+		extra = "auto_increment"
+	}
 	t := c.Type
+	columnType := c.DeclaredType
+	if columnType == "" {
+		columnType = t.MySQLType()
+	}
+	dataType, _, _ := strings.Cut(columnType, "(")
+	dataType, _, _ = strings.Cut(dataType, " ")
+	var length, precision, scale, dtPrecision any
 	switch {
 	case t.Root == metadata.Char || t.Root == metadata.Binary:
 		length = int64(t.Length)
+	case t.Root == metadata.String || t.Root == metadata.Bytes:
+		length = declaredLength(columnType)
 	case t.Root == metadata.Decimal:
 		precision, scale = int64(t.Precision), int64(t.Scale)
 	case t.Root == metadata.Time || t.Root == metadata.Timestamp || t.Root == metadata.TimestampLTZ:
 		dtPrecision = int64(t.Precision)
 	}
-	dataType := "null"
-	if t.Root != 0 {
-		dataType = strings.ToLower(t.Root.String())
-	}
 	return []any{catalog, info.Path.Database, info.Path.Table, c.Name, int64(i + 1), nil, nullable,
-		dataType, strings.ToLower(t.String()), length, precision, scale, dtPrecision, key, "", c.Comment}
+		dataType, columnType, length, precision, scale, dtPrecision, key, extra, c.Comment}
+}
+
+// declaredLength is the character_maximum_length of a STRING or BYTES
+// column: the n of a declared varchar(n) or varbinary(n), else MySQL's
+// maximum of longtext and longblob.
+func declaredLength(columnType string) any {
+	if _, rest, ok := strings.Cut(columnType, "("); ok {
+		if n, err := strconv.ParseInt(strings.TrimSuffix(rest, ")"), 10, 64); err == nil {
+			return n
+		}
+	}
+	return int64(math.MaxUint32)
+}
+
+// statisticsRows are the rows of information_schema.statistics for one
+// table: one per column of each index, the primary key first.
+func statisticsRows(catalog string, info *metadata.TableInfo) [][]any {
+	indexes := info.Indexes
+	if info.HasPrimaryKey() {
+		indexes = append([]metadata.DeclaredIndex{{Name: "PRIMARY", Columns: info.Schema.PrimaryKey, Unique: true}}, indexes...)
+	}
+	var rows [][]any
+	for _, ix := range indexes {
+		nonUnique := int64(1)
+		if ix.Unique {
+			nonUnique = 0
+		}
+		for seq, col := range ix.Columns {
+			nullable := "YES"
+			if i := info.Schema.ColumnIndex(col); i >= 0 && info.Schema.Columns[i].NotNull {
+				nullable = ""
+			}
+			rows = append(rows, []any{catalog, info.Path.Database, info.Path.Table, nonUnique, info.Path.Database,
+				ix.Name, int64(seq + 1), col, nullable, "BTREE", "", ""})
+		}
+	}
+	return rows
 }

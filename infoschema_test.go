@@ -31,19 +31,41 @@ func TestInformationSchema(t *testing.T) {
 	require.Equal(t, []string{"0"}, rowsOf(t, conn, hasTable, "shop", "nope", "BASE TABLE"))
 	require.Equal(t, []string{"0"}, rowsOf(t, conn, hasTable, "fluss", "items", "BASE TABLE"))
 
+	// Types are named as MySQL names them.
 	require.Equal(t, []string{
-		"sku|1|string|NO|PRI|<nil>|<nil>|<nil>",
-		"price|2|decimal|YES||8|2|<nil>",
-		"added|3|timestamp|YES||<nil>|<nil>|3",
-	}, rowsOf(t, conn, `SELECT column_name, ordinal_position, data_type, is_nullable, column_key,
+		"sku|1|longtext|longtext|NO|PRI|<nil>|<nil>|<nil>",
+		"price|2|decimal|decimal(8,2)|YES||8|2|<nil>",
+		"added|3|datetime|datetime(3)|YES||<nil>|<nil>|3",
+	}, rowsOf(t, conn, `SELECT column_name, ordinal_position, data_type, column_type, is_nullable, column_key,
 		numeric_precision, numeric_scale, datetime_precision
 		FROM INFORMATION_SCHEMA.COLUMNS WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position`, "shop", "items"))
+
+	// A MySQL-dialect table reports the types it declared, and its
+	// auto-increment key.
+	_, err := conn.ExecContext(ctx, "CREATE TABLE shop.users (`id` bigint unsigned AUTO_INCREMENT, `email` varchar(191), `ok` boolean, `n` int, PRIMARY KEY (`id`), UNIQUE INDEX `idx_email` (`email`, `n`))")
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		"id|bigint|bigint unsigned|<nil>|PRI|auto_increment",
+		"email|varchar|varchar(191)|191||",
+		"ok|tinyint|tinyint(1)|<nil>||",
+		"n|int|int|<nil>||",
+	}, rowsOf(t, conn, `SELECT column_name, data_type, column_type, character_maximum_length, column_key, extra
+		FROM information_schema.columns WHERE table_schema = 'shop' AND table_name = 'users' ORDER BY ordinal_position`))
+
+	// What GORM's HasIndex and Indexes send: the primary key and the
+	// declared (never built) secondary indexes.
+	require.Equal(t, []string{"2"}, rowsOf(t, conn, // one row per column, as in MySQL
+		"SELECT count(*) FROM information_schema.statistics WHERE table_schema = ? AND table_name = ? AND index_name = ?", "shop", "users", "idx_email"))
+	require.Equal(t, []string{"users|id|PRIMARY|0", "users|email|idx_email|0", "users|n|idx_email|0"}, rowsOf(t, conn,
+		"SELECT TABLE_NAME, COLUMN_NAME, INDEX_NAME, NON_UNIQUE FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX", "shop", "users"))
+	_, err = conn.ExecContext(ctx, "CREATE INDEX idx_n ON shop.users (n)")
+	require.ErrorIs(t, err, ErrUnsupported)
 
 	require.Equal(t, []string{"id|NO|PRI", "region|YES|"},
 		rowsOf(t, conn, "SELECT column_name, is_nullable, column_key FROM information_schema.columns WHERE table_name = 'pkt' AND ordinal_position <= 2 ORDER BY ordinal_position"))
 
 	// Tables dropped disappear; unknown information_schema tables are not found.
-	_, err := conn.ExecContext(ctx, "DROP TABLE shop.items")
+	_, err = conn.ExecContext(ctx, "DROP TABLE shop.items")
 	require.NoError(t, err)
 	require.Equal(t, []string{"0"}, rowsOf(t, conn, hasTable, "shop", "items", "BASE TABLE"))
 	_, err = conn.QueryContext(ctx, "SELECT * FROM information_schema.views")

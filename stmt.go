@@ -270,8 +270,17 @@ func (s *Stmt) execDDL(ctx context.Context) error {
 	case *sqlplan.CreateTable:
 		desc := st.Table
 		desc.Path = s.path(desc.Path)
-		_, err := eng.CreateTable(ctx, desc, st.IfNotExists)
-		return err
+		if _, err := eng.CreateTable(ctx, desc, st.IfNotExists); err != nil {
+			return err
+		}
+		// Clauses of the MySQL dialect that have no effect here (secondary
+		// indexes, ENGINE, ...) are said once, to the connector's logger.
+		if l := s.conn.connector.logger; l != nil {
+			for _, n := range st.Notes {
+				l.InfoContext(ctx, "CREATE TABLE: "+n, "table", desc.Path.String())
+			}
+		}
+		return nil
 	case *sqlplan.DropTable:
 		path := s.path(st.Table)
 		info, infoErr := eng.TableInfo(ctx, path)

@@ -203,9 +203,10 @@ type result struct {
 	hasLastInsertID bool
 }
 
-// LastInsertId returns the auto-increment value an INSERT generated, or
-// an error when the statement generated none (a table without an
-// auto-increment column, or every value given).
+// LastInsertId returns what MySQL's server reports for an INSERT into a
+// table with an auto-increment column: the first value the statement
+// generated, else the last value it gave the column, else 0. On other
+// tables and statements it is an error.
 func (r result) LastInsertId() (int64, error) {
 	if r.hasLastInsertID {
 		return r.lastInsertID, nil

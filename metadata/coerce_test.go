@@ -194,3 +194,32 @@ func TestCoerceCopiesBytes(t *testing.T) {
 	in[0] = 9
 	require.Equal(t, []byte{1, 2, 3}, v)
 }
+
+// TestCoerceTimestampText: the forms ORMs that inline arguments send (bun
+// writes '2026-01-02 03:04:05.123456' for MySQL and with '+00:00' for
+// others; Go's time.Time.String form), and garbage refused by name.
+func TestCoerceTimestampText(t *testing.T) {
+	want := time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC)
+	for _, in := range []string{
+		"2026-01-02 03:04:05.123456",
+		"2026-01-02 03:04:05.123456+00:00",
+		"2026-01-02T03:04:05.123456Z",
+		"2026-01-02 03:04:05.123456+0000",
+		"2026-01-02 03:04:05.123456 +0000 UTC",
+	} {
+		v, err := CoerceValue(TimestampLTZType(6), in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, v, in)
+		v, err = CoerceValue(TimestampType(6), in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, v, in)
+	}
+	v, err := CoerceValue(TimestampLTZType(6), "2026-01-02 05:04:05.123456+02:00")
+	require.NoError(t, err)
+	require.Equal(t, want, v, "an offset converts a TIMESTAMP_LTZ to UTC")
+	for _, in := range []string{"not a time", "2026-13-02 00:00:00", "2026-01-02 25:00:00", "2026-01-02 03:04:05+25:00"} {
+		_, err := CoerceValue(TimestampType(6), in)
+		require.ErrorIs(t, err, ErrInvalidValue, in)
+		require.ErrorContains(t, err, in)
+	}
+}

@@ -13,6 +13,12 @@ type Column struct {
 	Comment string   `json:"comment,omitempty"`
 	// ID is the stable column id; it never changes once assigned.
 	ID int32 `json:"id"`
+	// DeclaredType is the type as a MySQL-dialect CREATE TABLE wrote it,
+	// lower case (varchar(191), bigint unsigned, datetime(3)), when that
+	// differs from MySQL's name for Type; "" otherwise. It changes nothing
+	// about the column: information_schema reports it, so that an ORM
+	// comparing its model with the table sees the type it declared.
+	DeclaredType string `json:"declared_type,omitempty"`
 }
 
 // Schema is the ordered list of a table's columns and its primary key.

@@ -59,6 +59,19 @@ type TableDescriptor struct {
 	// Options are the raw WITH options; validated by NewTableInfo.
 	Options map[string]string
 	Comment string
+	// Indexes are the secondary indexes a MySQL-dialect CREATE TABLE
+	// declared. fluss builds none; they are kept so that
+	// information_schema.statistics lists them and an ORM does not try to
+	// create them again.
+	Indexes []DeclaredIndex
+}
+
+// DeclaredIndex is a secondary index (INDEX, KEY, UNIQUE) named in a
+// MySQL-dialect CREATE TABLE: recorded, never built or enforced.
+type DeclaredIndex struct {
+	Name    string   `json:"name"`
+	Columns []string `json:"columns"`
+	Unique  bool     `json:"unique,omitempty"`
 }
 
 // TableInfo is a created table: its descriptor with ids and every default
@@ -73,9 +86,19 @@ type TableInfo struct {
 	NumBuckets    int               `json:"num_buckets"`
 	Options       map[string]string `json:"options,omitempty"`
 	Comment       string            `json:"comment,omitempty"`
+	Indexes       []DeclaredIndex   `json:"indexes,omitempty"`
 	CreatedAt     time.Time         `json:"created_at"`
 	// Config is the parsed form of Options.
 	Config TableConfig `json:"-"`
+}
+
+// AutoIncrementIndex returns the column index of the table's
+// auto-increment column (auto-increment.fields), or -1 when it has none.
+func (t *TableInfo) AutoIncrementIndex() int {
+	if len(t.Config.AutoIncrement) == 0 {
+		return -1
+	}
+	return t.Schema.ColumnIndex(t.Config.AutoIncrement[0])
 }
 
 // HasPrimaryKey reports whether the table is a primary-key table.
@@ -269,6 +292,12 @@ func NewTableInfo(desc TableDescriptor, tableID int64, defaultBuckets int, now t
 		}
 	}
 
+	for _, ix := range desc.Indexes {
+		if _, err := resolveKeyColumns(schema, "index "+ix.Name, ix.Columns); err != nil {
+			return TableInfo{}, err
+		}
+	}
+
 	info := TableInfo{
 		Path:          desc.Path,
 		TableID:       tableID,
@@ -277,6 +306,7 @@ func NewTableInfo(desc TableDescriptor, tableID int64, defaultBuckets int, now t
 		PartitionKeys: partKeys,
 		Options:       maps.Clone(desc.Options),
 		Comment:       desc.Comment,
+		Indexes:       slices.Clone(desc.Indexes),
 		CreatedAt:     now.UTC(),
 	}
 	if len(pk) > 0 && len(info.PhysicalPrimaryKey()) == 0 {
@@ -412,6 +442,17 @@ func (t *TableInfo) Resolve() error {
 		}
 		if c.Type.Root != Int && c.Type.Root != BigInt {
 			return fmt.Errorf("%w: %s column %q has type %s; it must be INT or BIGINT", ErrInvalidOption, OptAutoIncrementFields, c.Name, c.Type)
+		}
+		// Fluss keeps the column out of the key and nullable (a write
+		// never gives it, so a partial update leaves it out). fluss also
+		// takes it as a key column, MySQL's AUTO_INCREMENT key, which the
+		// ORMs need; a partition key it cannot be, as a generated value
+		// would pick the partition.
+		switch {
+		case t.IsPartitionKey(c.Name):
+			return fmt.Errorf("%w: %s column %q is a partition key; an auto-increment column must not decide the partition", ErrInvalidOption, OptAutoIncrementFields, c.Name)
+		case !containsFold(t.Schema.PrimaryKey, c.Name) && c.NotNull:
+			return fmt.Errorf("%w: %s column %q is NOT NULL; outside the primary key an auto-increment column must be nullable, as in Fluss", ErrInvalidOption, OptAutoIncrementFields, c.Name)
 		}
 		cfg.AutoIncrement = []string{c.Name}
 	}

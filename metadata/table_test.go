@@ -65,6 +65,22 @@ func TestNewTableInfoPrimaryKeyTable(t *testing.T) {
 	require.Equal(t, "ver", info.Config.VersionColumn)
 	require.Equal(t, []string{"n"}, info.Config.AutoIncrement)
 	require.Equal(t, []string{"id", "dt"}, info.Config.StatisticsColumns)
+	require.Equal(t, 3, info.AutoIncrementIndex())
+}
+
+// TestAutoIncrementKey: unlike Fluss, the auto-increment column may be a
+// primary-key column (MySQL's AUTO_INCREMENT key, which the ORMs need).
+func TestAutoIncrementKey(t *testing.T) {
+	d := desc([]Column{col("id", BigIntType()), col("dt", DateType()), col("s", StringType())},
+		[]string{"dt", "id"}, []string{"dt"}, map[string]string{OptAutoIncrementFields: "ID"})
+	info, err := NewTableInfo(d, 1, 1, now)
+	require.NoError(t, err)
+	require.Equal(t, []string{"id"}, info.Config.AutoIncrement)
+	require.Equal(t, 0, info.AutoIncrementIndex())
+
+	info, err = NewTableInfo(desc([]Column{col("id", BigIntType())}, []string{"id"}, nil, nil), 1, 1, now)
+	require.NoError(t, err)
+	require.Equal(t, -1, info.AutoIncrementIndex())
 }
 
 func TestNewTableInfoErrors(t *testing.T) {
@@ -101,6 +117,9 @@ func TestNewTableInfoErrors(t *testing.T) {
 		{"stats bytes", desc([]Column{id, col("b", BytesType())}, nil, nil, map[string]string{OptStatisticsColumns: "b"}), []error{ErrInvalidOption}, "has no statistics"},
 		{"autoinc log", desc([]Column{id}, nil, nil, map[string]string{OptAutoIncrementFields: "id"}), []error{ErrInvalidOption}, "needs a primary-key table"},
 		{"autoinc type", desc([]Column{id, s}, []string{"id"}, nil, map[string]string{OptAutoIncrementFields: "s"}), []error{ErrInvalidOption}, "must be INT or BIGINT"},
+		{"autoinc missing", desc([]Column{id, s}, []string{"id"}, nil, map[string]string{OptAutoIncrementFields: "q"}), []error{ErrInvalidOption, ErrNotFound}, `names column "q"`},
+		{"autoinc partition key", desc([]Column{id, col("p", IntType())}, []string{"id", "p"}, []string{"p"}, map[string]string{OptAutoIncrementFields: "p"}), []error{ErrInvalidOption}, "must not decide the partition"},
+		{"autoinc not null outside key", desc([]Column{id, {Name: "n", Type: BigIntType(), NotNull: true}}, []string{"id"}, nil, map[string]string{OptAutoIncrementFields: "n"}), []error{ErrInvalidOption}, "must be nullable"},
 		{"autopart unpartitioned", desc([]Column{id}, nil, nil, map[string]string{OptAutoPartitionEnabled: "true"}), []error{ErrInvalidOption}, "needs a partitioned table"},
 		{"autopart key", desc([]Column{id, dt, s}, nil, []string{"dt", "s"}, map[string]string{OptAutoPartitionEnabled: "true"}), []error{ErrInvalidOption}, "must name the time partition key"},
 		{"autopart bad key", desc([]Column{id, dt}, nil, []string{"dt"}, map[string]string{OptAutoPartitionEnabled: "true", OptAutoPartitionKey: "id"}), []error{ErrInvalidOption}, "is not a partition key"},

@@ -308,3 +308,36 @@ func (t DataType) StatsSupported() bool {
 	}
 	return false
 }
+
+// MySQLType returns MySQL's name for t, lower case, as MySQL's
+// information_schema.columns reports it in column_type: BOOLEAN is
+// tinyint(1), STRING longtext, BYTES longblob, TIMESTAMP(p) datetime(p),
+// TIMESTAMP_LTZ(p) timestamp(p). Types MySQL lacks (ARRAY, MAP, ROW) keep
+// their own names; MySQL would call them json.
+func (t DataType) MySQLType() string {
+	switch t.Root {
+	case Boolean:
+		return "tinyint(1)"
+	case String:
+		return "longtext"
+	case Bytes:
+		return "longblob"
+	case Timestamp:
+		return fmt.Sprintf("datetime(%d)", t.Precision)
+	case TimestampLTZ:
+		return fmt.Sprintf("timestamp(%d)", t.Precision)
+	case Char:
+		return fmt.Sprintf("char(%d)", t.Length)
+	case Binary:
+		return fmt.Sprintf("binary(%d)", t.Length)
+	case Decimal:
+		return fmt.Sprintf("decimal(%d,%d)", t.Precision, t.Scale)
+	case Time:
+		return fmt.Sprintf("time(%d)", t.Precision)
+	case Array, Map, Row:
+		return strings.ToLower(t.String())
+	case 0:
+		return "null"
+	}
+	return strings.ToLower(t.Root.String())
+}

@@ -47,6 +47,12 @@ func pkCatalog(t *testing.T) fakeCatalog {
 		[]string{"k"}, nil, map[string]string{metadata.OptMergeEngine: "first_row"})
 	add("ver", []metadata.Column{col("k", metadata.IntType()), col("v", metadata.StringType()), col("ver", metadata.BigIntType())},
 		[]string{"k"}, nil, map[string]string{metadata.OptMergeEngine: "versioned", metadata.OptVersionColumn: "ver"})
+	// MySQL's AUTO_INCREMENT key, and Fluss's auto-increment column
+	// outside the key (a dictionary table).
+	add("users", []metadata.Column{col("id", metadata.BigIntType()), col("name", metadata.StringType()), col("age", metadata.IntType())},
+		[]string{"id"}, nil, map[string]string{metadata.OptAutoIncrementFields: "id"})
+	add("dict", []metadata.Column{col("word", metadata.StringType()), col("uid", metadata.IntType()), col("n", metadata.BigIntType())},
+		[]string{"word"}, nil, map[string]string{metadata.OptAutoIncrementFields: "uid"})
 	return cat
 }
 
@@ -456,4 +462,110 @@ func TestPointLookup(t *testing.T) {
 	}
 	_, _, ok = PointLookup(nil)
 	require.False(t, ok)
+}
+
+// TestBindInsertAutoIncrement: the auto-increment column may be left out,
+// also when it is the key; a nil value marks each value the driver
+// generates (left out, NULL, DEFAULT, or 0 for a key, as in MySQL).
+func TestBindInsertAutoIncrement(t *testing.T) {
+	bind := func(sql string, args ...Arg) (*InsertPlan, error) {
+		return BindInsert(context.Background(), mustParse(t, sql).(*Insert), pkCatalog(t), "fluss", args)
+	}
+	for _, tc := range []struct {
+		sql     string
+		columns []int
+		partial bool
+		rows    [][]any
+	}{
+		{"INSERT INTO users (name, age) VALUES ('ann', 3), ('bob', NULL)", []int{1, 2, 0}, false,
+			[][]any{{nil, "ann", int64(3)}, {nil, "bob", nil}}},
+		{"INSERT INTO users (name) VALUES ('ann')", []int{1, 0}, true, [][]any{{nil, "ann", nil}}},
+		{"INSERT INTO users VALUES (DEFAULT, 'a', 1), (NULL, 'b', 2), (0, 'c', 3), (7, 'd', 4), (?, 'e', 5)", []int{0, 1, 2}, false,
+			[][]any{{nil, "a", int64(1)}, {nil, "b", int64(2)}, {nil, "c", int64(3)}, {int64(7), "d", int64(4)}, {int64(9), "e", int64(5)}}},
+		{"INSERT INTO users (`id`, `name`, `age`) VALUES (DEFAULT, 'a', DEFAULT)", []int{0, 1, 2}, false, [][]any{{nil, "a", nil}}},
+		{"INSERT INTO dict (word, n) VALUES ('a', 1)", []int{0, 2, 1}, false, [][]any{{"a", nil, int64(1)}}},
+		{"INSERT INTO dict (word) VALUES ('a')", []int{0, 1}, true, [][]any{{"a", nil, nil}}},
+		{"INSERT INTO dict VALUES ('a', NULL, 1), ('b', DEFAULT, 2)", []int{0, 1, 2}, false, [][]any{{"a", nil, int64(1)}, {"b", nil, int64(2)}}},
+	} {
+		t.Run(tc.sql, func(t *testing.T) {
+			plan, err := bind(tc.sql, Arg{Ordinal: 1, Value: int64(9)})
+			require.NoError(t, err)
+			require.Equal(t, tc.columns, plan.Columns)
+			require.Equal(t, tc.partial, plan.Partial)
+			require.Equal(t, tc.rows, plan.Rows)
+			require.Equal(t, plan.Table.AutoIncrementIndex(), plan.AutoIncrement)
+		})
+	}
+	plan, err := bind("INSERT INTO pk (id, v) VALUES (1, 'a')")
+	require.NoError(t, err)
+	require.Equal(t, -1, plan.AutoIncrement)
+
+	for _, tc := range []struct {
+		sql  string
+		is   error
+		want string
+	}{
+		{"INSERT INTO dict VALUES ('a', 5, 1)", metadata.ErrConstraint, "takes no explicit value"},
+		{"INSERT INTO users (name, age) VALUES ('a', 1, 2)", metadata.ErrInvalidValue, "row 1 has 3 values, expected 2"},
+		{"INSERT INTO users (id, name) VALUES (1, DEFAULT), (2, 'b')", nil, ""},
+		{"INSERT INTO pk (id, v) VALUES (1, DEFAULT)", metadata.ErrConstraint, "NULL in a NOT NULL column"},
+		{"INSERT INTO users (name) SELECT name FROM t", metadata.ErrUnsupported, "auto-increment column"},
+	} {
+		t.Run(tc.sql, func(t *testing.T) {
+			_, err := bind(tc.sql)
+			if tc.is == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tc.is)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+// TestBindInsertOnDuplicate: ON DUPLICATE KEY UPDATE in its upsert forms
+// names the listed columns an existing key keeps.
+func TestBindInsertOnDuplicate(t *testing.T) {
+	bind := func(sql string) (*InsertPlan, error) {
+		return BindInsert(context.Background(), mustParse(t, sql).(*Insert), pkCatalog(t), "fluss", nil)
+	}
+	plan, err := bind("INSERT INTO `users` (`id`,`name`,`age`) VALUES (1,'a',2) ON DUPLICATE KEY UPDATE `name`=VALUES(`name`)")
+	require.NoError(t, err)
+	require.Equal(t, []ConflictAction{{Column: 2, Keep: true}}, plan.OnConflict, "age keeps its stored value")
+	plan, err = bind("INSERT INTO users (id, name, age) VALUES (1, 'a', 2) ON DUPLICATE KEY UPDATE id = id")
+	require.NoError(t, err)
+	require.Equal(t, []ConflictAction{{Column: 1, Keep: true}, {Column: 2, Keep: true}}, plan.OnConflict, "an existing key changes nothing")
+	plan, err = bind("INSERT INTO users (name, age) VALUES ('a', 2) ON DUPLICATE KEY UPDATE name = VALUES(name), users.age = VALUES(age)")
+	require.NoError(t, err)
+	require.Empty(t, plan.OnConflict, "a plain upsert")
+	// GORM's Save sets updated_at to a constant on conflict.
+	plan, err = BindInsert(context.Background(), mustParse(t, "INSERT INTO users (id, name, age) VALUES (1, 'a', 2) ON DUPLICATE KEY UPDATE age = ?, name = VALUES(name)").(*Insert),
+		pkCatalog(t), "fluss", []Arg{{Ordinal: 1, Value: 7}})
+	require.NoError(t, err)
+	require.Equal(t, []ConflictAction{{Column: 2, Value: int64(7)}}, plan.OnConflict)
+
+	for _, tc := range []struct {
+		sql  string
+		is   error
+		want string
+	}{
+		{"INSERT INTO users (id, name) VALUES (1, 'a') ON DUPLICATE KEY UPDATE name = CONCAT(name, 'b')", metadata.ErrUnsupported, "only col = VALUES(col)"},
+		{"INSERT INTO users (id, name) VALUES (1, 'a') ON DUPLICATE KEY UPDATE id = 5", metadata.ErrUnsupported, "key column"},
+		{"INSERT INTO users (id, age) VALUES (1, 2) ON DUPLICATE KEY UPDATE age = 'x'", metadata.ErrInvalidValue, "age"},
+		{"INSERT INTO users (id, name) VALUES (1, 'a') ON DUPLICATE KEY UPDATE name = VALUES(age)", metadata.ErrUnsupported, "only col = VALUES(col)"},
+		{"INSERT INTO users (id, name) VALUES (1, 'a') ON DUPLICATE KEY UPDATE age = VALUES(age)", metadata.ErrUnsupported, "does not list"},
+		{"INSERT INTO users (id, name) VALUES (1, 'a') ON DUPLICATE KEY UPDATE zz = VALUES(zz)", metadata.ErrNotFound, "zz"},
+		{"INSERT INTO users (id, name) VALUES (1, 'a') ON DUPLICATE KEY UPDATE name = VALUES(name), name = name", metadata.ErrInvalidValue, "assigned twice"},
+		{"INSERT INTO db2.small (x) VALUES (1) ON DUPLICATE KEY UPDATE x = VALUES(x)", metadata.ErrUnsupported, "log table"},
+		{"INSERT INTO users (id, name) VALUES (1, 'a') ON DUPLICATE KEY UPDATE other.name = VALUES(name)", metadata.ErrNotFound, "not the table inserted into"},
+	} {
+		t.Run(tc.sql, func(t *testing.T) {
+			st, err := Parse(tc.sql)
+			if err == nil {
+				_, err = BindInsert(context.Background(), st.(*Insert), pkCatalog(t), "fluss", nil)
+			}
+			require.ErrorIs(t, err, tc.is)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
 }

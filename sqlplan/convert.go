@@ -347,18 +347,27 @@ func (c *converter) insert(ins *sqlparser.Insert) (*Insert, error) {
 		return nil, unsupported("INSERT IGNORE")
 	case len(ins.Partitions) > 0:
 		return nil, unsupported("INSERT ... PARTITION")
-	case len(ins.OnDup) > 0:
-		return nil, unsupported("ON DUPLICATE KEY UPDATE (primary-key tables upsert)")
 	}
 	out := &Insert{Table: c.tablePath(ins.Table)}
 	for _, col := range ins.Columns {
 		out.Columns = append(out.Columns, col.String())
+	}
+	if len(ins.OnDup) > 0 {
+		od, err := c.onDuplicate(ins.OnDup, out.Table)
+		if err != nil {
+			return nil, err
+		}
+		out.OnDup = od
 	}
 	switch rows := ins.Rows.(type) {
 	case sqlparser.Values:
 		for _, tuple := range rows {
 			row := make([]Expr, len(tuple))
 			for i, v := range tuple {
+				if d, ok := v.(*sqlparser.Default); ok && d.ColName == "" {
+					row[i] = &Default{}
+					continue
+				}
 				e, err := c.expr(v)
 				if err != nil {
 					return nil, err
@@ -377,6 +386,47 @@ func (c *converter) insert(ins *sqlparser.Insert) (*Insert, error) {
 		return nil, unsupported("UNION")
 	default:
 		return nil, unsupported("this INSERT source")
+	}
+	return out, nil
+}
+
+// onDuplicate converts ON DUPLICATE KEY UPDATE, taking only the forms
+// an upsert expresses: col = VALUES(col) and col = col.
+func (c *converter) onDuplicate(exprs sqlparser.OnDup, table metadata.TablePath) (*OnDuplicate, error) {
+	out := &OnDuplicate{}
+	seen := map[string]bool{}
+	for _, ue := range exprs {
+		name := ue.Name.Name.String()
+		if q := ue.Name.Qualifier; !q.IsEmpty() && !targetMatches(q, table, "") {
+			return nil, errorf(metadata.ErrNotFound, "table %s of column %s is not the table inserted into", sqlparser.String(q), sqlparser.String(ue.Name))
+		}
+		if seen[strings.ToLower(name)] {
+			return nil, errorf(metadata.ErrInvalidValue, "column %s is assigned twice in ON DUPLICATE KEY UPDATE", quoteIdent(name))
+		}
+		seen[strings.ToLower(name)] = true
+		switch x := ue.Expr.(type) {
+		case *sqlparser.ValuesFuncExpr:
+			if x.Name != nil && x.Name.Name.EqualString(name) {
+				out.Update = append(out.Update, name)
+				continue
+			}
+		case *sqlparser.ColName:
+			if x.Name.EqualString(name) && (x.Qualifier.IsEmpty() || targetMatches(x.Qualifier, table, "")) {
+				out.Keep = append(out.Keep, name)
+				continue
+			}
+		case *sqlparser.SQLVal, *sqlparser.NullVal, sqlparser.BoolVal, *sqlparser.UnaryExpr:
+			e, err := c.expr(x)
+			if err != nil {
+				return nil, err
+			}
+			switch e.(type) {
+			case *Literal, *Param, *Neg:
+				out.Set = append(out.Set, Assignment{Column: name, Expr: e})
+				continue
+			}
+		}
+		return nil, errorf(metadata.ErrUnsupported, "ON DUPLICATE KEY UPDATE %s is not supported: only col = VALUES(col) (take the inserted value), col = col (keep the stored one) and col = a constant, as a primary-key table upserts", sqlparser.String(ue))
 	}
 	return out, nil
 }

@@ -24,6 +24,23 @@ var typeNames = map[string]metadata.TypeRoot{
 	"DATE": metadata.Date, "TIME": metadata.Time, "TIMESTAMP": metadata.Timestamp,
 	"TIMESTAMP_LTZ": metadata.TimestampLTZ,
 	"ARRAY":         metadata.Array, "MAP": metadata.Map, "ROW": metadata.Row,
+	// MySQL's names, as ORMs write them (GORM's and bun's MySQL dialects):
+	// the text and blob families are STRING and BYTES, DATETIME is
+	// TIMESTAMP, MEDIUMINT is INT and REAL is DOUBLE.
+	"TEXT": metadata.String, "TINYTEXT": metadata.String, "MEDIUMTEXT": metadata.String,
+	"LONGTEXT": metadata.String, "JSON": metadata.String,
+	"BLOB": metadata.Bytes, "TINYBLOB": metadata.Bytes, "MEDIUMBLOB": metadata.Bytes, "LONGBLOB": metadata.Bytes,
+	"DATETIME": metadata.Timestamp, "MEDIUMINT": metadata.Int, "REAL": metadata.Double,
+}
+
+// unsignedWider maps an integer type declared UNSIGNED (MySQL) to the
+// signed type that holds its whole range. BIGINT UNSIGNED has no wider
+// integer type; it is read as BIGINT, so a value above 2^63-1 is refused
+// when written. GORM declares every uint field, the ids of gorm.Model
+// included, as BIGINT UNSIGNED, which refusing would make unusable.
+var unsignedWider = map[metadata.TypeRoot]metadata.TypeRoot{
+	metadata.TinyInt: metadata.SmallInt, metadata.SmallInt: metadata.Int,
+	metadata.Int: metadata.BigInt, metadata.BigInt: metadata.BigInt,
 }
 
 func lookupTypeName(name string) (metadata.TypeRoot, bool) {
@@ -69,22 +86,49 @@ func (p *parser) dataType(depth int) (metadata.DataType, error) {
 	name := strings.ToUpper(start.text)
 	var t metadata.DataType
 	switch root {
-	case metadata.Boolean, metadata.TinyInt, metadata.SmallInt, metadata.Int, metadata.BigInt,
-		metadata.Float, metadata.Bytes, metadata.Date:
+	case metadata.TinyInt, metadata.SmallInt, metadata.Int, metadata.BigInt:
+		// MySQL's display width (INT(11)) changes nothing but TINYINT(1),
+		// MySQL's way of writing a boolean.
+		args, n, err := p.optLength(1)
+		if err != nil {
+			return t, err
+		}
 		t = metadata.DataType{Root: root}
-		if name == "VARBINARY" {
-			// VARBINARY(n) is stored as BYTES; the length is not kept.
+		if root == metadata.TinyInt && n == 1 && args[0] == 1 {
+			t = metadata.BooleanType()
+		}
+		if p.acceptKeyword("UNSIGNED") && t.Root != metadata.Boolean {
+			t.Root = unsignedWider[root]
+		} else {
+			p.acceptKeyword("SIGNED")
+		}
+		p.acceptKeyword("ZEROFILL")
+	case metadata.Boolean, metadata.Date:
+		t = metadata.DataType{Root: root}
+	case metadata.Bytes:
+		// VARBINARY(n) and BLOB(n) are stored as BYTES; the length is not kept.
+		t = metadata.BytesType()
+		if name != "BYTES" {
 			if _, _, err := p.optLength(1); err != nil {
 				return t, err
 			}
 		}
-	case metadata.Double:
-		t = metadata.DoubleType()
-		p.acceptKeyword("PRECISION")
+	case metadata.Float, metadata.Double:
+		// MySQL's FLOAT(p), FLOAT(m, d) and DOUBLE(m, d) only hint at
+		// precision and rounding; the value stays a binary float.
+		t = metadata.DataType{Root: root}
+		if root == metadata.Double {
+			p.acceptKeyword("PRECISION")
+		}
+		if _, _, err := p.optLength(2); err != nil {
+			return t, err
+		}
+		p.acceptKeyword("UNSIGNED")
 	case metadata.String:
 		t = metadata.StringType()
-		if name == "VARCHAR" {
-			// VARCHAR(n) is stored as STRING; the length is not kept.
+		if name != "STRING" {
+			// VARCHAR(n) and TEXT(n) are stored as STRING; the length is
+			// not kept.
 			if _, _, err := p.optLength(1); err != nil {
 				return t, err
 			}
@@ -101,6 +145,8 @@ func (p *parser) dataType(depth int) (metadata.DataType, error) {
 		if n == 2 {
 			t.Scale = args[1]
 		}
+		// UNSIGNED narrows MySQL's range without widening it.
+		p.acceptKeyword("UNSIGNED")
 	case metadata.Char, metadata.Binary:
 		args, n, err := p.optLength(1)
 		if err != nil {
@@ -116,8 +162,12 @@ func (p *parser) dataType(depth int) (metadata.DataType, error) {
 			return t, err
 		}
 		prec := metadata.DefaultTimestampPrec
-		if root == metadata.Time {
+		switch {
+		case root == metadata.Time:
 			prec = metadata.DefaultTimePrecision
+		case name == "DATETIME":
+			// MySQL's DATETIME is whole seconds unless it says otherwise.
+			prec = 0
 		}
 		if n == 1 {
 			prec = args[0]

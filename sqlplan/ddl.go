@@ -1,6 +1,7 @@
 package sqlplan
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/flusslite/fluss/metadata"
@@ -314,6 +315,9 @@ func (p *parser) create() (Statement, error) {
 		return &CreateDatabase{Name: name, IfNotExists: ine}, nil
 	case p.acceptKeyword("TABLE"):
 		return p.createTable()
+	case p.isKeyword(p.peek(), "INDEX"), p.isKeyword(p.peek(), "UNIQUE"), p.isKeyword(p.peek(), "FULLTEXT"), p.isKeyword(p.peek(), "SPATIAL"):
+		return nil, &PosError{Pos: p.peek().pos, Err: errorf(metadata.ErrUnsupported,
+			"CREATE INDEX is not supported: fluss has no secondary indexes (declare them in a MySQL-dialect CREATE TABLE, where they are recorded without effect)")}
 	}
 	return nil, p.expected("DATABASE or TABLE")
 }
@@ -376,11 +380,15 @@ func (p *parser) alter() (Statement, error) {
 			}
 		}
 		colTok := p.peek()
-		col, pk, err := p.columnDef()
+		col, attrs, err := p.columnDef()
 		if err != nil {
 			return nil, err
 		}
-		if col.NotNull || pk {
+		if attrs.autoInc {
+			return nil, &PosError{Pos: colTok.pos, Err: errorf(metadata.ErrUnsupported,
+				"column %s added by ALTER TABLE cannot be AUTO_INCREMENT", quoteIdent(col.Name))}
+		}
+		if col.NotNull || attrs.pk {
 			return nil, &PosError{Pos: colTok.pos, Err: errorf(metadata.ErrUnsupported,
 				"column %s added by ALTER TABLE must be nullable", quoteIdent(col.Name))}
 		}
@@ -482,7 +490,12 @@ func (p *parser) numberAt(t token, text string) (Expr, error) {
 	return l, nil
 }
 
-// createTable parses what follows CREATE TABLE.
+// createTable parses what follows CREATE TABLE, in Fluss's form (Flink
+// SQL) or MySQL's as ORMs emit it: MySQL's type names (typeNames),
+// AUTO_INCREMENT (the table option auto-increment.fields), PRIMARY KEY
+// without NOT ENFORCED, and secondary INDEX, KEY, UNIQUE, FOREIGN KEY and
+// CHECK clauses and ENGINE or character-set options, which are accepted
+// without effect and named in the statement's Notes.
 func (p *parser) createTable() (Statement, error) {
 	s := &CreateTable{IfNotExists: p.acceptKeyword("IF", "NOT", "EXISTS")}
 	d := &s.Table
@@ -494,32 +507,46 @@ func (p *parser) createTable() (Statement, error) {
 		return nil, err
 	}
 	var pkToks []token
+	autoInc, autoTok := "", token{}
 	for {
 		t := p.peek()
-		constraint := p.isKeyword(t, "CONSTRAINT")
-		if constraint || p.isKeyword(t, "PRIMARY") && p.isKeyword(p.peekAt(1), "KEY") {
-			if constraint {
-				p.i++
+		elem := p.i
+		if p.isKeyword(t, "CONSTRAINT") {
+			p.i++
+			if !p.isKeyword(p.peek(), "PRIMARY") && !p.isTableConstraint(p.peek()) {
 				if _, err := p.ident("constraint name"); err != nil {
 					return nil, err
 				}
 			}
-			if err := p.expectKeyword("PRIMARY", "KEY"); err != nil {
-				return nil, err
+			if !p.isKeyword(p.peek(), "PRIMARY") && !p.isTableConstraint(p.peek()) {
+				return nil, p.expected("PRIMARY KEY, UNIQUE, FOREIGN KEY or CHECK")
 			}
+		}
+		switch {
+		case p.isKeyword(p.peek(), "PRIMARY") && p.isKeyword(p.peekAt(1), "KEY"):
+			p.i += 2
 			if d.Schema.PrimaryKey != nil {
 				return nil, p.errAt(t, "the primary key is declared twice")
 			}
+			p.indexType()
 			keys, toks, err := p.identList("primary key column")
 			if err != nil {
 				return nil, err
 			}
-			if err := p.notEnforced(); err != nil {
+			p.indexType()
+			p.notEnforced()
+			d.Schema.PrimaryKey, pkToks = keys, toks
+		case p.isTableConstraint(p.peek()):
+			note, err := p.skipElement(t)
+			if err != nil {
 				return nil, err
 			}
-			d.Schema.PrimaryKey, pkToks = keys, toks
-		} else {
-			col, pk, err := p.columnDef()
+			s.Notes = append(s.Notes, note)
+			if ix, ok := declaredIndex(p.toks[elem:p.i], len(d.Indexes)); ok {
+				d.Indexes = append(d.Indexes, ix)
+			}
+		default:
+			col, attrs, err := p.columnDef()
 			if err != nil {
 				return nil, err
 			}
@@ -529,12 +556,20 @@ func (p *parser) createTable() (Statement, error) {
 						"column %s is declared twice", quoteIdent(col.Name))}
 				}
 			}
-			if pk {
+			if attrs.pk {
 				if d.Schema.PrimaryKey != nil {
 					return nil, p.errAt(t, "the primary key is declared twice")
 				}
 				d.Schema.PrimaryKey, pkToks = []string{col.Name}, []token{t}
 			}
+			if attrs.autoInc {
+				if autoInc != "" {
+					return nil, &PosError{Pos: t.pos, Err: errorf(metadata.ErrInvalidOption,
+						"columns %s and %s are both AUTO_INCREMENT; a table has at most one", quoteIdent(autoInc), quoteIdent(col.Name))}
+				}
+				autoInc, autoTok = col.Name, t
+			}
+			s.Notes = append(s.Notes, attrs.notes...)
 			d.Schema.Columns = append(d.Schema.Columns, col)
 		}
 		if !p.acceptPunct(",") {
@@ -555,6 +590,7 @@ func (p *parser) createTable() (Statement, error) {
 		switch {
 		case p.acceptKeyword("COMMENT"):
 			clause = "COMMENT"
+			p.acceptPunct("=")
 			d.Comment, err = p.stringLit("table comment")
 		case p.acceptKeyword("PARTITIONED", "BY"):
 			clause = "PARTITIONED BY"
@@ -562,7 +598,19 @@ func (p *parser) createTable() (Statement, error) {
 		case p.acceptKeyword("WITH"):
 			clause = "WITH"
 			d.Options, err = p.options()
+		case p.isKeyword(t, "AUTO_INCREMENT"):
+			return nil, &PosError{Pos: t.pos, Err: errorf(metadata.ErrUnsupported,
+				"AUTO_INCREMENT = n (a start value) is not supported: auto-increment values start at 1, as in Fluss")}
 		default:
+			var note string
+			if note, err = p.mysqlTableOption(); err != nil {
+				return nil, err
+			}
+			if note != "" {
+				s.Notes = append(s.Notes, note)
+				p.acceptPunct(",")
+				continue
+			}
 			clause = ""
 		}
 		if clause == "" {
@@ -592,45 +640,308 @@ func (p *parser) createTable() (Statement, error) {
 				"partition key %s is not a column of the table", quoteIdent(k))}
 		}
 	}
+	if autoInc != "" {
+		if prev, ok := d.Options[metadata.OptAutoIncrementFields]; ok && !strings.EqualFold(strings.TrimSpace(prev), autoInc) {
+			return nil, &PosError{Pos: autoTok.pos, Err: errorf(metadata.ErrInvalidOption,
+				"column %s is AUTO_INCREMENT but the WITH clause says %s = %s", quoteIdent(autoInc), quoteString(metadata.OptAutoIncrementFields), quoteString(prev))}
+		}
+		if d.Options == nil {
+			d.Options = map[string]string{}
+		}
+		d.Options[metadata.OptAutoIncrementFields] = autoInc
+	}
 	return s, nil
 }
 
-func (p *parser) notEnforced() error {
-	if p.acceptKeyword("NOT", "ENFORCED") {
-		return nil
+// notEnforced reads the NOT ENFORCED of a primary key. Flink requires it
+// because it enforces no key; MySQL does not write it. Either way a fluss
+// key is never checked: an INSERT of an existing key upserts.
+func (p *parser) notEnforced() { p.acceptKeyword("NOT", "ENFORCED") }
+
+// indexType skips MySQL's USING BTREE | HASH of an index.
+func (p *parser) indexType() {
+	if p.isKeyword(p.peek(), "USING") && p.peekAt(1).kind == tokIdent {
+		p.i += 2
 	}
-	return p.expected("NOT ENFORCED (Fluss does not enforce primary keys)")
 }
 
-// columnDef reads name TYPE [NOT NULL | NULL] [PRIMARY KEY NOT ENFORCED]
-// [COMMENT '...'] and reports whether the column declared itself the
-// primary key.
-func (p *parser) columnDef() (metadata.Column, bool, error) {
+// isTableConstraint reports whether t starts one of MySQL's table
+// elements that fluss accepts without effect: INDEX, KEY, UNIQUE,
+// FULLTEXT, SPATIAL, FOREIGN KEY or CHECK. A column may carry such a name
+// (`key` VARCHAR(10)): the word followed by a data type is a column.
+// t is the next token.
+func (p *parser) isTableConstraint(t token) bool {
+	if t.kind != tokIdent {
+		return false
+	}
+	switch strings.ToUpper(t.text) {
+	case "INDEX", "KEY", "UNIQUE", "FULLTEXT", "SPATIAL", "FOREIGN", "CHECK":
+	default:
+		return false
+	}
+	next := p.peekAt(1)
+	if next.kind == tokIdent {
+		if _, isType := lookupTypeName(next.text); isType {
+			return false
+		}
+	}
+	return next.kind != tokPunct || next.text == "("
+}
+
+// skipElement skips a table element that fluss accepts without effect,
+// up to the ',' or ')' that ends it, and returns the note that says so.
+func (p *parser) skipElement(start token) (string, error) {
+	depth := 0
+	last := start
+	for {
+		t := p.peek()
+		switch {
+		case t.kind == tokEOF:
+			return "", p.expected("')'")
+		case t.kind == tokPunct && t.text == "(":
+			depth++
+		case t.kind == tokPunct && t.text == ")":
+			if depth == 0 {
+				return ignoredNote(p.src[start.pos:last.end], start.text), nil
+			}
+			depth--
+		case t.kind == tokPunct && t.text == "," && depth == 0:
+			return ignoredNote(p.src[start.pos:last.end], start.text), nil
+		}
+		last = p.advance()
+	}
+}
+
+// ignoredNote says why a MySQL clause has no effect; kind is its first
+// word.
+func ignoredNote(clause, kind string) string {
+	why := "fluss has no secondary indexes (a WHERE that fixes the whole primary key is a point lookup, anything else a scan)"
+	switch strings.ToUpper(kind) {
+	case "CONSTRAINT":
+		why = "fluss enforces no constraint but the primary key, which upserts"
+	case "UNIQUE":
+		why = "fluss enforces no uniqueness but the primary key's, which upserts"
+	case "FOREIGN":
+		why = "fluss enforces no foreign keys"
+	case "CHECK":
+		why = "fluss enforces no CHECK constraints"
+	case "ENGINE":
+		why = "fluss has one storage engine"
+	case "CHARSET", "CHARACTER", "COLLATE", "DEFAULT":
+		why = "strings are UTF-8 and compare byte-wise"
+	}
+	return "ignored " + clause + ": " + why
+}
+
+// mysqlTableOption reads one of MySQL's table options that fluss accepts
+// without effect: ENGINE, [DEFAULT] CHARSET, CHARACTER SET and COLLATE,
+// each with an optional '='. It returns the note, or "" when the next
+// tokens are no such option.
+func (p *parser) mysqlTableOption() (string, error) {
+	start := p.peek()
+	save := p.i
+	p.acceptKeyword("DEFAULT")
+	kind := p.peek().text
+	switch {
+	case p.acceptKeyword("ENGINE"), p.acceptKeyword("CHARSET"), p.acceptKeyword("CHARACTER", "SET"),
+		p.acceptKeyword("COLLATE"):
+	default:
+		p.i = save
+		return "", nil
+	}
+	p.acceptPunct("=")
+	t := p.peek()
+	if t.kind != tokIdent && t.kind != tokString && t.kind != tokQuotedIdent {
+		return "", p.expected("a name")
+	}
+	p.i++
+	return ignoredNote(p.src[start.pos:t.end], kind), nil
+}
+
+// columnAttrs are what a column definition says besides the column.
+type columnAttrs struct {
+	pk      bool // PRIMARY KEY on the column
+	autoInc bool // AUTO_INCREMENT
+	notes   []string
+}
+
+// columnDef reads name TYPE and the column's options in any order: [NOT]
+// NULL, PRIMARY KEY [NOT ENFORCED], COMMENT '...', and MySQL's
+// AUTO_INCREMENT, DEFAULT NULL, UNIQUE [KEY], CHARACTER SET, COLLATE and
+// CHECK (...). A DEFAULT other than NULL and ON UPDATE are refused: fluss
+// has no column defaults.
+func (p *parser) columnDef() (metadata.Column, columnAttrs, error) {
 	var c metadata.Column
+	var a columnAttrs
 	var err error
 	if c.Name, err = p.ident("column name"); err != nil {
-		return c, false, err
+		return c, a, err
 	}
+	typeStart := p.i
 	if c.Type, err = p.dataType(0); err != nil {
-		return c, false, err
+		return c, a, err
 	}
-	pk := false
+	c.DeclaredType = declaredType(p.toks[typeStart:p.i], c.Type)
 	for {
+		t := p.peek()
 		switch {
 		case p.acceptKeyword("NOT", "NULL"):
 			c.NotNull = true
 		case p.acceptKeyword("NULL"):
 		case p.acceptKeyword("PRIMARY", "KEY"):
-			if err := p.notEnforced(); err != nil {
-				return c, false, err
-			}
-			pk = true
+			p.notEnforced()
+			a.pk = true
 		case p.acceptKeyword("COMMENT"):
 			if c.Comment, err = p.stringLit("column comment"); err != nil {
-				return c, false, err
+				return c, a, err
 			}
+		case p.acceptKeyword("AUTO_INCREMENT"):
+			a.autoInc = true
+		case p.acceptKeyword("DEFAULT"):
+			if !p.acceptKeyword("NULL") {
+				return c, a, &PosError{Pos: t.pos, Err: errorf(metadata.ErrUnsupported,
+					"column defaults are not supported (DEFAULT on column %s): a column an INSERT leaves out is NULL, or keeps its stored value in a primary-key table", quoteIdent(c.Name))}
+			}
+		case p.isKeyword(t, "ON") && p.isKeyword(p.peekAt(1), "UPDATE"):
+			return c, a, &PosError{Pos: t.pos, Err: errorf(metadata.ErrUnsupported,
+				"ON UPDATE on column %s is not supported: fluss has no column defaults", quoteIdent(c.Name))}
+		case p.acceptKeyword("UNIQUE"):
+			p.acceptKeyword("KEY")
+			a.notes = append(a.notes, ignoredNote("UNIQUE on column "+quoteIdent(c.Name), "UNIQUE"))
+		case p.acceptKeyword("CHARACTER", "SET"), p.acceptKeyword("CHARSET"), p.acceptKeyword("COLLATE"):
+			n := p.peek()
+			if _, err := p.ident("a character set or collation"); err != nil {
+				return c, a, err
+			}
+			a.notes = append(a.notes, ignoredNote(p.src[t.pos:n.end]+" on column "+quoteIdent(c.Name), t.text))
+		case p.isKeyword(t, "CHECK") && p.peekAt(1).kind == tokPunct && p.peekAt(1).text == "(":
+			p.i++
+			if err := p.skipParens(); err != nil {
+				return c, a, err
+			}
+			a.notes = append(a.notes, ignoredNote("CHECK on column "+quoteIdent(c.Name), "CHECK"))
 		default:
-			return c, pk, nil
+			return c, a, nil
 		}
 	}
+}
+
+// skipParens skips a balanced '(' ... ')'.
+func (p *parser) skipParens() error {
+	if err := p.expectPunct("("); err != nil {
+		return err
+	}
+	for depth := 1; depth > 0; {
+		t := p.advance()
+		switch {
+		case t.kind == tokEOF:
+			return p.expected("')'")
+		case t.kind == tokPunct && t.text == "(":
+			depth++
+		case t.kind == tokPunct && t.text == ")":
+			depth--
+		}
+	}
+	return nil
+}
+
+// flussTypeNames are the type names of Fluss's DDL whose MySQL name
+// (metadata.DataType.MySQLType) is spelled otherwise: a column written
+// with one of them keeps no declared type.
+var flussTypeNames = map[string]bool{"STRING": true, "BYTES": true, "TIMESTAMP_LTZ": true, "ARRAY": true,
+	"MAP": true, "ROW": true, "BOOLEAN": true, "TIMESTAMP": true}
+
+// declaredType is the MySQL-dialect spelling of a column's type, from
+// its tokens, when it differs from MySQL's name for the type fluss stores
+// (metadata.Column.DeclaredType): "varchar(191)" for a STRING, "bigint
+// unsigned" for a BIGINT.
+func declaredType(toks []token, t metadata.DataType) string {
+	if len(toks) == 0 || flussTypeNames[strings.ToUpper(toks[0].text)] {
+		return ""
+	}
+	var b strings.Builder
+	for i, tk := range toks {
+		if i > 0 && !isPunct(tk, "(),") && !isPunct(toks[i-1], "(,") {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strings.ToLower(tk.text))
+	}
+	if d := b.String(); d != t.MySQLType() {
+		return d
+	}
+	return ""
+}
+
+func isPunct(t token, set string) bool {
+	return t.kind == tokPunct && len(t.text) == 1 && strings.Contains(set, t.text)
+}
+
+// declaredIndex reads the index a skipped table element declares:
+// [CONSTRAINT [name]] {INDEX | KEY | UNIQUE [INDEX | KEY] | FULLTEXT ... |
+// SPATIAL ...} [name] [USING type] (col, ...). An index without a name
+// is called idx_<n>, as n counts the indexes before it. FOREIGN KEY and
+// CHECK declare none.
+func declaredIndex(toks []token, n int) (metadata.DeclaredIndex, bool) {
+	var ix metadata.DeclaredIndex
+	i := 0
+	word := func() string {
+		if i < len(toks) && toks[i].kind == tokIdent {
+			return strings.ToUpper(toks[i].text)
+		}
+		return ""
+	}
+	name := func() bool {
+		if i < len(toks) && (toks[i].kind == tokIdent || toks[i].kind == tokQuotedIdent) && !isPunct(toks[i], "(") {
+			ix.Name = toks[i].text
+			i++
+			return true
+		}
+		return false
+	}
+	if word() == "CONSTRAINT" {
+		i++
+		if w := word(); w != "UNIQUE" && w != "INDEX" && w != "KEY" {
+			name()
+		}
+	}
+	switch word() {
+	case "UNIQUE":
+		ix.Unique = true
+		i++
+		if w := word(); w == "INDEX" || w == "KEY" {
+			i++
+		}
+	case "FULLTEXT", "SPATIAL":
+		i++
+		if w := word(); w == "INDEX" || w == "KEY" {
+			i++
+		}
+	case "INDEX", "KEY":
+		i++
+	default:
+		return ix, false
+	}
+	if w := word(); w != "USING" {
+		name()
+	}
+	if word() == "USING" {
+		i += 2
+	}
+	if i >= len(toks) || !isPunct(toks[i], "(") {
+		return ix, false
+	}
+	for i++; i < len(toks) && !isPunct(toks[i], ")"); i++ {
+		if toks[i].kind == tokIdent || toks[i].kind == tokQuotedIdent {
+			if len(ix.Columns) == 0 || isPunct(toks[i-1], ",") {
+				ix.Columns = append(ix.Columns, toks[i].text)
+			}
+		}
+	}
+	if len(ix.Columns) == 0 {
+		return ix, false
+	}
+	if ix.Name == "" {
+		ix.Name = fmt.Sprintf("idx_%d", n+1)
+	}
+	return ix, true
 }

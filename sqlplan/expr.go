@@ -132,6 +132,11 @@ type Case struct {
 // When is one WHEN Cond THEN Result arm.
 type When struct{ Cond, Result Expr }
 
+// Default is the DEFAULT of an INSERT's VALUES (MySQL): the value
+// generated for an auto-increment column, NULL for any other (fluss has
+// no column defaults). It appears nowhere else.
+type Default struct{}
+
 // Cast is CAST(E AS T) / CONVERT(E, T).
 type Cast struct {
 	E Expr
@@ -156,6 +161,7 @@ func (e *Neg) Type() metadata.DataType       { return e.E.Type() }
 func (e *Func) Type() metadata.DataType      { return e.T }
 func (e *Case) Type() metadata.DataType      { return e.T }
 func (e *Cast) Type() metadata.DataType      { return e.T }
+func (e *Default) Type() metadata.DataType   { return metadata.DataType{} }
 
 func (*ColumnRef) isExpr() {}
 func (*Literal) isExpr()   {}
@@ -173,6 +179,7 @@ func (*Neg) isExpr()       {}
 func (*Func) isExpr()      {}
 func (*Case) isExpr()      {}
 func (*Cast) isExpr()      {}
+func (*Default) isExpr()   {}
 
 // Conjuncts splits e at its top-level ANDs.
 func Conjuncts(e Expr) []Expr {

@@ -96,3 +96,5 @@ func (e *Case) String() string {
 	return b.String()
 }
 func (e *Cast) String() string { return "CAST(" + e.E.String() + " AS " + e.T.String() + ")" }
+
+func (e *Default) String() string { return "DEFAULT" }

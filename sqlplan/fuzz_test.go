@@ -26,6 +26,8 @@ func FuzzParse(f *testing.F) {
 		"DELETE FROM `pk` WHERE id = :id OR v LIKE 'a%'",
 		"SELECT 'unterminated",
 		"CREATE TABLE t (a ARRAY<",
+		"CREATE TABLE `users` (`id` bigint unsigned AUTO_INCREMENT,`created_at` datetime(3) NULL,`name` longtext,`active` boolean,`email` varchar(191),PRIMARY KEY (`id`),INDEX `idx_users_deleted_at` (`deleted_at`)) ENGINE=InnoDB",
+		"CREATE TABLE t (k tinyint(1), u int(10) unsigned DEFAULT NULL, CONSTRAINT `fk` FOREIGN KEY (`u`) REFERENCES `o`(`id`), UNIQUE KEY (k))",
 	} {
 		f.Add(seed)
 	}
@@ -61,7 +63,7 @@ func FuzzParse(f *testing.F) {
 		default:
 			again, err := Parse(text)
 			require.NoError(t, err, "canonical form %q of %q", text, sql)
-			require.Equal(t, st, again, "canonical form %q of %q", text, sql)
+			require.Equal(t, withoutNotes(st), withoutNotes(again), "canonical form %q of %q", text, sql)
 		}
 	})
 }

@@ -55,6 +55,21 @@ type Insert struct {
 	Columns []string
 	Rows    [][]Expr
 	Select  *Select
+	// OnDup is MySQL's ON DUPLICATE KEY UPDATE; nil without it.
+	OnDup *OnDuplicate
+}
+
+// OnDuplicate is ON DUPLICATE KEY UPDATE in the forms that mean an
+// upsert: col = VALUES(col) takes the inserted value, col = col keeps the
+// stored one. A primary-key table upserts anyway; the clause only decides
+// which inserted columns an existing key takes.
+type OnDuplicate struct {
+	// Update lists the columns set from the inserted row, Keep the
+	// columns assigned themselves, in the order written.
+	Update, Keep []string
+	// Set are the columns assigned a constant (a literal or placeholder:
+	// GORM's updated_at = ?), which an existing key takes.
+	Set []Assignment
 }
 
 func (s *Select) exprs() []Expr {
@@ -78,6 +93,11 @@ func (s *Insert) NumInput() int {
 	var es []Expr
 	for _, r := range s.Rows {
 		es = append(es, r...)
+	}
+	if s.OnDup != nil {
+		for _, a := range s.OnDup.Set {
+			es = append(es, a.Expr)
+		}
 	}
 	if s.Select != nil {
 		es = append(es, s.Select.exprs()...)
@@ -170,6 +190,20 @@ func (s *Insert) String() string {
 			b.WriteString(", ")
 		}
 		b.WriteString("(" + joinExprs(r) + ")")
+	}
+	if s.OnDup != nil {
+		b.WriteString(" ON DUPLICATE KEY UPDATE ")
+		var sets []string
+		for _, c := range s.OnDup.Update {
+			sets = append(sets, quoteIdent(c)+" = VALUES("+quoteIdent(c)+")")
+		}
+		for _, c := range s.OnDup.Keep {
+			sets = append(sets, quoteIdent(c)+" = "+quoteIdent(c))
+		}
+		for _, a := range s.OnDup.Set {
+			sets = append(sets, quoteIdent(a.Column)+" = "+a.Expr.String())
+		}
+		b.WriteString(strings.Join(sets, ", "))
 	}
 	return b.String()
 }

@@ -41,6 +41,11 @@ type DropDatabase struct {
 type CreateTable struct {
 	Table       metadata.TableDescriptor
 	IfNotExists bool
+	// Notes name the clauses of a MySQL-dialect statement that were
+	// accepted without effect (secondary indexes, UNIQUE, FOREIGN KEY,
+	// ENGINE, character sets), one sentence each, for the driver to log.
+	// They are not part of the canonical form.
+	Notes []string
 }
 
 // DropTable is DROP TABLE [IF EXISTS] [db.]t.

@@ -71,6 +71,8 @@ type Engine struct {
 	views viewSet
 	// closedFlag mirrors mu.closed for code that must not take mu.
 	closedFlag atomic.Bool
+	// autoInc allocates auto-increment values (autoinc.go).
+	autoInc autoIncrements
 }
 
 // Open opens (creating when needed) the engine of opts.Dir, or a fresh
