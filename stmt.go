@@ -93,7 +93,7 @@ func (s *Stmt) exec(ctx context.Context, args []driver.NamedValue) (driver.Resul
 		}
 		return res, nil
 	case *sqlplan.Select, *sqlplan.Explain, *sqlplan.ShowDatabases, *sqlplan.ShowTables,
-		*sqlplan.ShowPartitions, *sqlplan.Describe, *sqlplan.Call:
+		*sqlplan.ShowPartitions, *sqlplan.Describe, *sqlplan.ShowCreateTable, *sqlplan.Call:
 		rows, err := s.queryContext(ctx, args)
 		if err != nil {
 			return nil, err
@@ -214,6 +214,8 @@ func (s *Stmt) query(ctx context.Context, args []sqlplan.Arg) (*Rows, error) {
 		return s.showPartitions(ctx, s.path(st.Table))
 	case *sqlplan.Describe:
 		return s.describe(ctx, s.path(st.Table))
+	case *sqlplan.ShowCreateTable:
+		return s.showCreateTable(ctx, s.path(st.Table))
 	case *sqlplan.Call:
 		return s.call(ctx, st, args)
 	case *sqlplan.Insert, *sqlplan.Update, *sqlplan.Delete:

@@ -802,3 +802,11 @@ func convertType(t *sqlparser.ConvertType) (metadata.DataType, error) {
 	}
 	return out, nil
 }
+
+// isQueryKeyword reports whether the query grammar reads name as a
+// keyword (ORDER, GROUP, KEY, ...): such a name must be quoted in the
+// statements fluss writes out, or they would not parse back.
+func isQueryKeyword(name string) bool {
+	typ, _ := sqlparser.NewStringTokenizer(name).Scan()
+	return typ != sqlparser.ID
+}

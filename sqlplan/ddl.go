@@ -34,7 +34,7 @@ func init() {
 // quoteIdent renders a name so that Parse reads it back: plain when it is
 // a plain identifier that is no keyword, else backquoted.
 func quoteIdent(name string) string {
-	if keywords[strings.ToUpper(name)] {
+	if keywords[strings.ToUpper(name)] || isQueryKeyword(name) {
 		return "`" + name + "`"
 	}
 	return metadata.QuoteIdent(name)
@@ -420,8 +420,14 @@ func (p *parser) show() (Statement, error) {
 	case p.acceptKeyword("PARTITIONS"):
 		path, err := p.tablePath()
 		return &ShowPartitions{Table: path}, err
+	case p.acceptKeyword("CREATE"):
+		if err := p.expectKeyword("TABLE"); err != nil {
+			return nil, err
+		}
+		path, err := p.tablePath()
+		return &ShowCreateTable{Table: path}, err
 	}
-	return nil, p.expected("DATABASES, TABLES or PARTITIONS")
+	return nil, p.expected("DATABASES, TABLES, PARTITIONS or CREATE TABLE")
 }
 
 func (p *parser) call() (Statement, error) {

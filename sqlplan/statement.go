@@ -107,6 +107,12 @@ type Describe struct {
 	Table metadata.TablePath
 }
 
+// ShowCreateTable is SHOW CREATE TABLE t: the statement that creates the
+// table as it is now.
+type ShowCreateTable struct {
+	Table metadata.TablePath
+}
+
 // Use is USE db.
 type Use struct {
 	Database string
@@ -127,39 +133,41 @@ type Explain struct {
 	Analyze bool
 }
 
-func (*CreateDatabase) isStatement() {}
-func (*DropDatabase) isStatement()   {}
-func (*CreateTable) isStatement()    {}
-func (*DropTable) isStatement()      {}
-func (*AddPartition) isStatement()   {}
-func (*DropPartition) isStatement()  {}
-func (*SetOptions) isStatement()     {}
-func (*AddColumn) isStatement()      {}
-func (*ShowDatabases) isStatement()  {}
-func (*ShowTables) isStatement()     {}
-func (*ShowPartitions) isStatement() {}
-func (*Describe) isStatement()       {}
-func (*Use) isStatement()            {}
-func (*Call) isStatement()           {}
-func (*Explain) isStatement()        {}
-func (*Select) isStatement()         {}
-func (*Insert) isStatement()         {}
+func (*CreateDatabase) isStatement()  {}
+func (*DropDatabase) isStatement()    {}
+func (*CreateTable) isStatement()     {}
+func (*DropTable) isStatement()       {}
+func (*AddPartition) isStatement()    {}
+func (*DropPartition) isStatement()   {}
+func (*SetOptions) isStatement()      {}
+func (*AddColumn) isStatement()       {}
+func (*ShowDatabases) isStatement()   {}
+func (*ShowTables) isStatement()      {}
+func (*ShowPartitions) isStatement()  {}
+func (*Describe) isStatement()        {}
+func (*ShowCreateTable) isStatement() {}
+func (*Use) isStatement()             {}
+func (*Call) isStatement()            {}
+func (*Explain) isStatement()         {}
+func (*Select) isStatement()          {}
+func (*Insert) isStatement()          {}
 
-func (*CreateDatabase) NumInput() int { return 0 }
-func (*DropDatabase) NumInput() int   { return 0 }
-func (*CreateTable) NumInput() int    { return 0 }
-func (*DropTable) NumInput() int      { return 0 }
-func (*AddPartition) NumInput() int   { return 0 }
-func (*DropPartition) NumInput() int  { return 0 }
-func (*SetOptions) NumInput() int     { return 0 }
-func (*AddColumn) NumInput() int      { return 0 }
-func (*ShowDatabases) NumInput() int  { return 0 }
-func (*ShowTables) NumInput() int     { return 0 }
-func (*ShowPartitions) NumInput() int { return 0 }
-func (*Describe) NumInput() int       { return 0 }
-func (*Use) NumInput() int            { return 0 }
-func (s *Call) NumInput() int         { return countInputs(s.Args...) }
-func (s *Explain) NumInput() int      { return s.Select.NumInput() }
+func (*CreateDatabase) NumInput() int  { return 0 }
+func (*DropDatabase) NumInput() int    { return 0 }
+func (*CreateTable) NumInput() int     { return 0 }
+func (*DropTable) NumInput() int       { return 0 }
+func (*AddPartition) NumInput() int    { return 0 }
+func (*DropPartition) NumInput() int   { return 0 }
+func (*SetOptions) NumInput() int      { return 0 }
+func (*AddColumn) NumInput() int       { return 0 }
+func (*ShowDatabases) NumInput() int   { return 0 }
+func (*ShowTables) NumInput() int      { return 0 }
+func (*ShowPartitions) NumInput() int  { return 0 }
+func (*Describe) NumInput() int        { return 0 }
+func (*ShowCreateTable) NumInput() int { return 0 }
+func (*Use) NumInput() int             { return 0 }
+func (s *Call) NumInput() int          { return countInputs(s.Args...) }
+func (s *Explain) NumInput() int       { return s.Select.NumInput() }
 
 // Values binds the procedure's arguments: literals become their canonical
 // values, placeholders the matching argument's Go value.
@@ -250,7 +258,15 @@ func (s *DropDatabase) String() string {
 	return out + " RESTRICT"
 }
 
-func (s *CreateTable) String() string {
+func (s *CreateTable) String() string { return s.format(" ", ", ", "") }
+
+// Pretty is String over several lines, one column per line, as SHOW
+// CREATE TABLE shows it.
+func (s *CreateTable) Pretty() string { return s.format("\n  ", ",\n  ", "\n") }
+
+// format writes the statement with open after the opening parenthesis,
+// sep between the columns and close before the closing one.
+func (s *CreateTable) format(open, sep, close string) string {
 	var b strings.Builder
 	b.WriteString("CREATE TABLE ")
 	if s.IfNotExists {
@@ -259,16 +275,19 @@ func (s *CreateTable) String() string {
 	d := &s.Table
 	b.WriteString(quotePath(d.Path))
 	b.WriteString(" (")
+	if open != " " {
+		b.WriteString(open)
+	}
 	for i, c := range d.Schema.Columns {
 		if i > 0 {
-			b.WriteString(", ")
+			b.WriteString(sep)
 		}
 		b.WriteString(formatColumn(c))
 	}
 	if len(d.Schema.PrimaryKey) > 0 {
-		b.WriteString(", PRIMARY KEY (" + quoteIdents(d.Schema.PrimaryKey) + ") NOT ENFORCED")
+		b.WriteString(sep + "PRIMARY KEY (" + quoteIdents(d.Schema.PrimaryKey) + ") NOT ENFORCED")
 	}
-	b.WriteString(")")
+	b.WriteString(close + ")")
 	if d.Comment != "" {
 		b.WriteString(" COMMENT " + quoteString(d.Comment))
 	}
@@ -323,7 +342,10 @@ func (s *ShowTables) String() string {
 
 func (s *ShowPartitions) String() string { return "SHOW PARTITIONS " + quotePath(s.Table) }
 func (s *Describe) String() string       { return "DESCRIBE " + quotePath(s.Table) }
-func (s *Use) String() string            { return "USE " + quoteIdent(s.Database) }
+func (s *ShowCreateTable) String() string {
+	return "SHOW CREATE TABLE " + quotePath(s.Table)
+}
+func (s *Use) String() string { return "USE " + quoteIdent(s.Database) }
 
 func (s *Call) String() string {
 	args := make([]string, len(s.Args))
