@@ -143,6 +143,7 @@ var (
 	typeSlice       = reflect.TypeFor[[]any]()
 	typeMap         = reflect.TypeFor[map[any]any]()
 	typeStruct      = reflect.TypeFor[map[string]any]()
+	typeAny         = reflect.TypeFor[any]()
 )
 
 // ColumnTypeScanType is the Go type a column scans into without loss:
@@ -170,12 +171,14 @@ func (r *Rows) ColumnTypeScanType(i int) reflect.Type {
 		return typeBytes
 	case t.IsTemporal():
 		return pick(typeTime, typeNullTime)
+	// database/sql stores NULL only into pointers, interfaces and
+	// []byte: a nullable nested column scans into an any.
 	case t.Root == metadata.Array:
-		return typeSlice
+		return pick(typeSlice, typeAny)
 	case t.Root == metadata.Map:
-		return typeMap
+		return pick(typeMap, typeAny)
 	case t.Root == metadata.Row:
-		return typeStruct
+		return pick(typeStruct, typeAny)
 	}
 	return pick(typeString, typeNullString)
 }
