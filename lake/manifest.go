@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"path"
 	"path/filepath"
@@ -64,12 +65,72 @@ func (m Manifest) PartitionNames() []string {
 }
 
 // manifestFormat is written into every manifest so that a future layout
-// change is detected rather than misread.
-const manifestFormat = 1
+// change is detected rather than misread. Format 2 added the checksum.
+const manifestFormat = 2
 
+// manifestFile is a manifest as stored: JSON, with a CRC-32C (Castagnoli)
+// of the file's own bytes in which the checksum's value reads
+// manifestNoChecksum. JSON alone cannot tell a flipped digit of an offset
+// or row count from the real one, and a reader that trusts such a digit
+// reads wrong rows instead of failing.
 type manifestFile struct {
-	Format int `json:"format"`
+	Format   int    `json:"format"`
+	Checksum string `json:"crc32c"`
 	Manifest
+}
+
+const manifestNoChecksum = "00000000"
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// checksumField is how the checksum reads in a manifest's bytes.
+func checksumField(value string) []byte { return []byte(`"crc32c": "` + value + `"`) }
+
+// encodeManifest renders m as stored, checksum included.
+func encodeManifest(m Manifest) ([]byte, error) {
+	body, err := json.MarshalIndent(manifestFile{Format: manifestFormat, Checksum: manifestNoChecksum, Manifest: m}, "", " ")
+	if err != nil {
+		return nil, err
+	}
+	placeholder := checksumField(manifestNoChecksum)
+	at := bytes.Index(body, placeholder)
+	if at < 0 {
+		return nil, fmt.Errorf("no checksum field in %s", body)
+	}
+	sum := checksumField(fmt.Sprintf("%08x", crc32.Checksum(body, castagnoli)))
+	copy(body[at:], sum)
+	return body, nil
+}
+
+// decodeManifest parses and checks a stored manifest; every failure
+// wraps ErrCorrupt and names the file (rel).
+func decodeManifest(rel string, body []byte) (Manifest, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	var mf manifestFile
+	if err := dec.Decode(&mf); err != nil {
+		return Manifest{}, fmt.Errorf("%w: lake manifest %s: %v", metadata.ErrCorrupt, rel, err)
+	}
+	if dec.More() {
+		return Manifest{}, fmt.Errorf("%w: lake manifest %s: trailing bytes", metadata.ErrCorrupt, rel)
+	}
+	if mf.Format != manifestFormat {
+		return Manifest{}, fmt.Errorf("%w: lake manifest %s: unknown format %d", metadata.ErrCorrupt, rel, mf.Format)
+	}
+	stored := checksumField(mf.Checksum)
+	at := bytes.Index(body, stored)
+	if len(mf.Checksum) != len(manifestNoChecksum) || at < 0 {
+		return Manifest{}, fmt.Errorf("%w: lake manifest %s: malformed checksum %q", metadata.ErrCorrupt, rel, mf.Checksum)
+	}
+	blank := bytes.Clone(body)
+	copy(blank[at:], checksumField(manifestNoChecksum))
+	if got := fmt.Sprintf("%08x", crc32.Checksum(blank, castagnoli)); got != mf.Checksum {
+		return Manifest{}, fmt.Errorf("%w: lake manifest %s: checksum %s, computed %s", metadata.ErrCorrupt, rel, mf.Checksum, got)
+	}
+	if err := mf.validate(); err != nil {
+		return Manifest{}, fmt.Errorf("%w: lake manifest %s: %s", metadata.ErrCorrupt, rel, err)
+	}
+	return mf.Manifest, nil
 }
 
 func (m Manifest) validate() error {
@@ -145,7 +206,7 @@ func (l *Lake) Commit(ctx context.Context, m Manifest) error {
 		m.CommittedAt = time.Now()
 	}
 	m = m.normalized()
-	body, err := json.MarshalIndent(manifestFile{Format: manifestFormat, Manifest: m}, "", " ")
+	body, err := encodeManifest(m)
 	if err != nil {
 		return fmt.Errorf("lake: encode manifest: %w", err)
 	}
@@ -319,20 +380,5 @@ func (l *Lake) readManifest(rel string) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, fmt.Errorf("lake: read manifest %s: %w", rel, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	var mf manifestFile
-	if err := dec.Decode(&mf); err != nil {
-		return Manifest{}, fmt.Errorf("%w: lake manifest %s: %v", metadata.ErrCorrupt, rel, err)
-	}
-	if dec.More() {
-		return Manifest{}, fmt.Errorf("%w: lake manifest %s: trailing bytes", metadata.ErrCorrupt, rel)
-	}
-	if mf.Format != manifestFormat {
-		return Manifest{}, fmt.Errorf("%w: lake manifest %s: unknown format %d", metadata.ErrCorrupt, rel, mf.Format)
-	}
-	if err := mf.validate(); err != nil {
-		return Manifest{}, fmt.Errorf("%w: lake manifest %s: %s", metadata.ErrCorrupt, rel, err)
-	}
-	return mf.Manifest, nil
+	return decodeManifest(rel, body)
 }

@@ -94,7 +94,7 @@ func Compare(a, b any) int {
 	case float64:
 		switch y := b.(type) {
 		case float64:
-			return compareFloat(x, y)
+			return CompareFloat(x, y)
 		case int64:
 			return -compareIntFloat(y, x)
 		case DecimalValue:
@@ -190,7 +190,9 @@ func family(v any) int {
 	return 10
 }
 
-func compareFloat(x, y float64) int {
+// CompareFloat orders floats as Compare does: NaN above every number and
+// equal to itself, so that sorting and statistics have one total order.
+func CompareFloat(x, y float64) int {
 	xn, yn := math.IsNaN(x), math.IsNaN(y)
 	switch {
 	case xn && yn:

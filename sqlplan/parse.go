@@ -33,12 +33,18 @@ func Parse(sql string) (stmt Statement, err error) {
 	case first.kind == tokEOF:
 		return nil, &SyntaxError{Pos: len(sql), Msg: "empty statement"}
 	case first.kind == tokPunct && first.text == "(":
+		if err := checkNesting(sql); err != nil {
+			return nil, err
+		}
 		return parseDML(sql, 0)
 	case first.kind != tokIdent:
 		return nil, &SyntaxError{Pos: first.pos, Near: sql[first.pos:first.end], Msg: "expected a statement"}
 	}
 	switch strings.ToUpper(first.text) {
 	case "SELECT", "INSERT", "REPLACE", "UPDATE", "DELETE":
+		if err := checkNesting(sql); err != nil {
+			return nil, err
+		}
 		return parseDML(sql, 0)
 	case "WITH":
 		return nil, unsupported("WITH (common table expressions)")
@@ -51,6 +57,36 @@ func Parse(sql string) (stmt Statement, err error) {
 	}
 	p := &parser{src: sql, toks: toks}
 	return p.parseStatement()
+}
+
+// MaxNesting is the deepest nesting of parentheses a statement may have.
+// The SELECT parser stops at this depth with a bare syntax error; the
+// check before it says what was wrong.
+const MaxNesting = 199
+
+// checkNesting refuses a statement whose parentheses nest deeper than
+// MaxNesting, naming the position where they do. Lexing errors are left
+// to the parser, which reports them with more context.
+func checkNesting(sql string) error {
+	l := &lexer{src: sql}
+	depth := 0
+	for {
+		t, err := l.next()
+		if err != nil || t.kind == tokEOF {
+			return nil
+		}
+		if t.kind != tokPunct {
+			continue
+		}
+		switch t.text {
+		case "(":
+			if depth++; depth > MaxNesting {
+				return &SyntaxError{Pos: t.pos, Near: "(", Msg: fmt.Sprintf("parentheses nested more than %d deep", MaxNesting)}
+			}
+		case ")":
+			depth--
+		}
+	}
 }
 
 // parseExplain parses the SELECT after EXPLAIN [ANALYZE | PLAN FOR]; l
@@ -86,6 +122,9 @@ func parseExplain(sql string, l *lexer) (Statement, error) {
 			return nil, &SyntaxError{Pos: t.pos, Msg: "expected SELECT"}
 		}
 		return nil, &SyntaxError{Pos: t.pos, Near: sql[t.pos:t.end], Msg: "expected SELECT (EXPLAIN explains queries)"}
+	}
+	if err := checkNesting(sql); err != nil {
+		return nil, err
 	}
 	s, err := parseDML(sql[start:], start)
 	if err != nil {

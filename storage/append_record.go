@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -231,9 +230,9 @@ func arrayStats(arr arrow.Array, t metadata.DataType, column int) logformat.Colu
 	case *array.Int64:
 		lo, hi = orderedExtremes(a, a.Int64Values())
 	case *array.Float32:
-		lo, hi = extremes(a, func(i int) float64 { return float64(a.Value(i)) }, compareFloat)
+		lo, hi = extremes(a, func(i int) float64 { return float64(a.Value(i)) }, metadata.CompareFloat)
 	case *array.Float64:
-		lo, hi = extremes(a, a.Value, compareFloat)
+		lo, hi = extremes(a, a.Value, metadata.CompareFloat)
 	case *array.String:
 		lo, hi = extremes(a, a.Value, strings.Compare)
 	case *array.Date32:
@@ -306,19 +305,4 @@ func orderedExtremes[T int8 | int16 | int32 | int64 | arrow.Date32 | arrow.Times
 		}
 	}
 	return lo, hi
-}
-
-// compareFloat orders floats as metadata.Compare does: NaN above
-// everything, equal to itself.
-func compareFloat(x, y float64) int {
-	xn, yn := math.IsNaN(x), math.IsNaN(y)
-	switch {
-	case xn && yn:
-		return 0
-	case xn:
-		return 1
-	case yn:
-		return -1
-	}
-	return cmp.Compare(x, y)
 }

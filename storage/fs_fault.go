@@ -26,6 +26,8 @@ const (
 	FaultAll = FaultWrite | FaultSync | FaultRename | FaultCreate
 )
 
+var faultOpNames = map[FaultOp]string{FaultWrite: "write", FaultSync: "sync", FaultRename: "rename", FaultCreate: "create"}
+
 // FaultFS wraps an FS for fault-injection tests: once armed with FailNth,
 // it counts the calls of the chosen kinds and fails the nth with the
 // given error (syscall.ENOSPC or syscall.EIO, say). Only that one call
@@ -38,6 +40,8 @@ type FaultFS struct {
 	err   error
 	calls atomic.Int64
 	fired atomic.Bool
+	// at is "op path" of the injected fault; guarded by mu.
+	at string
 }
 
 // NewFaultFS wraps inner, disarmed.
@@ -51,6 +55,7 @@ func (f *FaultFS) FailNth(ops FaultOp, n int64, err error) {
 	f.ops, f.n, f.err = ops, n, err
 	f.calls.Store(0)
 	f.fired.Store(false)
+	f.at = ""
 }
 
 // Disarm stops counting and failing.
@@ -63,8 +68,17 @@ func (f *FaultFS) Calls() int64 { return f.calls.Load() }
 // Fired reports whether the armed fault has been injected.
 func (f *FaultFS) Fired() bool { return f.fired.Load() }
 
-// hit counts a call of kind op and returns the error to fail it with.
-func (f *FaultFS) hit(op FaultOp) error {
+// FiredAt names the injected fault's call and file ("write db/x.log"),
+// or is "" while none was injected.
+func (f *FaultFS) FiredAt() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.at
+}
+
+// hit counts a call of kind op on name and returns the error to fail it
+// with.
+func (f *FaultFS) hit(op FaultOp, name string) error {
 	f.mu.Lock()
 	ops, n, err := f.ops, f.n, f.err
 	f.mu.Unlock()
@@ -72,6 +86,9 @@ func (f *FaultFS) hit(op FaultOp) error {
 		return nil
 	}
 	if c := f.calls.Add(1); n > 0 && c == n {
+		f.mu.Lock()
+		f.at = faultOpNames[op] + " " + name
+		f.mu.Unlock()
 		f.fired.Store(true)
 		return err
 	}
@@ -80,7 +97,7 @@ func (f *FaultFS) hit(op FaultOp) error {
 
 func (f *FaultFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
 	if flag&os.O_CREATE != 0 {
-		if err := f.hit(FaultCreate); err != nil {
+		if err := f.hit(FaultCreate, name); err != nil {
 			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 		}
 	}
@@ -92,14 +109,14 @@ func (f *FaultFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error
 }
 
 func (f *FaultFS) Rename(oldname, newname string) error {
-	if err := f.hit(FaultRename); err != nil {
+	if err := f.hit(FaultRename, oldname); err != nil {
 		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: err}
 	}
 	return f.FS.Rename(oldname, newname)
 }
 
 func (f *FaultFS) SyncDir(name string) error {
-	if err := f.hit(FaultSync); err != nil {
+	if err := f.hit(FaultSync, name); err != nil {
 		return &fs.PathError{Op: "sync", Path: name, Err: err}
 	}
 	return f.FS.SyncDir(name)
@@ -112,7 +129,7 @@ type faultyFile struct {
 }
 
 func (f *faultyFile) WriteAt(p []byte, off int64) (int, error) {
-	if err := f.fs.hit(FaultWrite); err != nil {
+	if err := f.fs.hit(FaultWrite, f.name); err != nil {
 		n, _ := f.File.WriteAt(p[:len(p)/2], off)
 		return n, &fs.PathError{Op: "write", Path: f.name, Err: err}
 	}
@@ -120,14 +137,14 @@ func (f *faultyFile) WriteAt(p []byte, off int64) (int, error) {
 }
 
 func (f *faultyFile) Truncate(size int64) error {
-	if err := f.fs.hit(FaultWrite); err != nil {
+	if err := f.fs.hit(FaultWrite, f.name); err != nil {
 		return &fs.PathError{Op: "truncate", Path: f.name, Err: err}
 	}
 	return f.File.Truncate(size)
 }
 
 func (f *faultyFile) Sync() error {
-	if err := f.fs.hit(FaultSync); err != nil {
+	if err := f.fs.hit(FaultSync, f.name); err != nil {
 		return &fs.PathError{Op: "sync", Path: f.name, Err: err}
 	}
 	return f.File.Sync()

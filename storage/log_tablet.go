@@ -36,14 +36,12 @@ type segment struct {
 	logPath string // full path
 	rel     string // path relative to the data directory, for messages
 	f       File
-	idx     File // the .index file; nil when it could not be opened
 
 	// Guarded by the tablet's mu; readers work from a snapshot.
-	size      int64 // bytes of whole batches
-	next      int64 // offset after its last batch
-	index     []indexEntry
-	sinceIdx  int64 // bytes written since the last index entry
-	idxSynced bool  // whether the .index file matches index
+	size     int64 // bytes of whole batches
+	next     int64 // offset after its last batch
+	index    []indexEntry
+	sinceIdx int64 // bytes written since the last index entry
 	// damage, set during recovery, describes the first damaged place of
 	// the segment; reads of offsets below next that its whole batches do
 	// not hold fail with it.
@@ -245,18 +243,6 @@ func (t *logTablet) openSegment(base int64, create bool) (*segment, error) {
 	}
 	seg.f = f
 	seg.refs.Store(1)
-	idxFlag := os.O_RDWR | os.O_CREATE
-	if create {
-		idxFlag |= os.O_TRUNC
-	}
-	idx, err := t.fs.OpenFile(filepath.Join(t.dir, segmentName(base, ".index")), idxFlag, 0o644)
-	if err != nil {
-		// The index is an optimisation; the segment alone is the truth.
-		t.logger.Warn("log index unavailable", "segment", seg.rel, "err", err)
-	} else {
-		seg.idx = idx
-		seg.idxSynced = create
-	}
 	return seg, nil
 }
 
@@ -322,6 +308,25 @@ func (t *logTablet) recoverSegment(seg *segment, last bool) error {
 			if err != nil {
 				why = err.Error()
 			}
+			// A torn write is the last thing in the log: when a whole
+			// batch follows, the header was damaged instead, and
+			// truncating would throw away every good batch after it.
+			if last {
+				next, ok, err := findBatch(seg, pos, fileSize, expected)
+				if err != nil {
+					return err
+				}
+				if ok {
+					damage(pos, why)
+					expected = -1
+					pos = next
+					// An index entry at the next batch keeps the
+					// batches after the damage readable: a read cannot
+					// step over a header it does not trust.
+					sinceIdx = int64(t.opts.IndexIntervalBytes)
+					continue
+				}
+			}
 			if err := torn(why); err != nil {
 				return err
 			}
@@ -373,27 +378,58 @@ func (t *logTablet) recoverSegment(seg *segment, last bool) error {
 	return nil
 }
 
+// findBatch looks for a whole batch with a good CRC that starts after the
+// bad header at from and, when expected (the bad batch's base offset) is
+// known, holds later offsets. It reads the rest of the segment, which is
+// short after a torn write, the only common reason to get here.
+func findBatch(seg *segment, from, fileSize, expected int64) (int64, bool, error) {
+	rest := make([]byte, fileSize-from-1)
+	if _, err := seg.f.ReadAt(rest, from+1); err != nil && !errors.Is(err, io.EOF) {
+		return 0, false, fmt.Errorf("read segment %s at byte %d: %w", seg.rel, from+1, err)
+	}
+	for i := 0; i+logformat.HeaderSize <= len(rest); i++ {
+		if int8(rest[i+logformat.LengthFieldEnd]) != logformat.Magic {
+			continue
+		}
+		h, err := logformat.ParseHeader(rest[i:])
+		if err != nil || int64(i)+h.Size() > int64(len(rest)) || (expected >= 0 && h.BaseOffset <= expected) {
+			continue
+		}
+		if logformat.CheckCRC(h, rest[i:int64(i)+h.Size()]) == nil {
+			return from + 1 + int64(i), true, nil
+		}
+	}
+	return 0, false, nil
+}
+
 // writeIndex rewrites seg's .index file when it differs from the index
-// rebuilt in memory (missing, stale or torn).
+// in memory (missing, stale or torn). The file is written when a segment
+// is recovered, rolled, cut back or closed, and is not held open between:
+// an engine with many buckets would otherwise hold two files per bucket.
+// It is an optimisation only (recovery rebuilds the index from the
+// segment), so failing to write it is logged, not returned.
 func (t *logTablet) writeIndex(seg *segment) {
-	if seg.idx == nil {
+	want := encodeIndex(seg.base, seg.index)
+	name := filepath.Join(t.dir, segmentName(seg.base, ".index"))
+	f, err := t.fs.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.logger.Warn("could not write log index", "segment", seg.rel, "err", err)
 		return
 	}
-	want := encodeIndex(seg.base, seg.index)
-	st, err := seg.idx.Stat()
+	defer f.Close()
+	st, err := f.Stat()
 	if err == nil && st.Size() == int64(len(want)) {
 		have := make([]byte, len(want))
-		if _, err := seg.idx.ReadAt(have, 0); (err == nil || errors.Is(err, io.EOF)) && bytes.Equal(have, want) {
-			seg.idxSynced = true
+		if _, err := f.ReadAt(have, 0); (err == nil || errors.Is(err, io.EOF)) && bytes.Equal(have, want) {
 			return
 		}
 	}
-	if err := seg.idx.Truncate(0); err == nil {
-		_, err = seg.idx.WriteAt(want, 0)
-		seg.idxSynced = err == nil
+	err = f.Truncate(0)
+	if err == nil {
+		_, err = f.WriteAt(want, 0)
 	}
-	if !seg.idxSynced {
-		t.logger.Warn("could not rewrite log index", "segment", seg.rel)
+	if err != nil {
+		t.logger.Warn("could not write log index", "segment", seg.rel, "err", err)
 	}
 }
 
@@ -447,12 +483,6 @@ func (t *logTablet) appendLocked(batch []byte) (*segment, error) {
 		e := indexEntry{offset: t.mu.leo, pos: seg.size}
 		seg.index = append(seg.index, e)
 		seg.sinceIdx = 0
-		if seg.idx != nil && seg.idxSynced {
-			// Best effort: a stale index is rebuilt on open.
-			if _, err := seg.idx.WriteAt(encodeIndex(seg.base, []indexEntry{e}), int64(len(seg.index)-1)*indexEntrySize); err != nil {
-				seg.idxSynced = false
-			}
-		}
 	}
 	seg.sinceIdx += int64(len(batch))
 	seg.size += int64(len(batch))
@@ -463,6 +493,9 @@ func (t *logTablet) appendLocked(batch []byte) (*segment, error) {
 }
 
 func (t *logTablet) rollLocked() (*segment, error) {
+	// The segment being sealed gets its index file now; a roll back that
+	// removes the new segment leaves it right.
+	t.writeIndex(t.mu.segments[len(t.mu.segments)-1])
 	seg, err := t.openSegment(t.mu.leo, true)
 	if err != nil {
 		return nil, err
@@ -479,7 +512,10 @@ func (t *logTablet) rollbackLocked(m tabletMark) error {
 		// No reader snapshot includes these: they were created under mu,
 		// which the statement holds until now.
 		seg.unref()
-		errs = append(errs, t.fs.Remove(seg.logPath), t.fs.Remove(filepath.Join(t.dir, segmentName(seg.base, ".index"))))
+		errs = append(errs, t.fs.Remove(seg.logPath))
+		if err := t.fs.Remove(filepath.Join(t.dir, segmentName(seg.base, ".index"))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
 	}
 	t.mu.segments = t.mu.segments[:m.segments]
 	seg := t.mu.segments[len(t.mu.segments)-1]
@@ -488,9 +524,6 @@ func (t *logTablet) rollbackLocked(m tabletMark) error {
 	}
 	seg.size, seg.next, seg.sinceIdx = m.size, m.next, m.sinceIdx
 	seg.index = seg.index[:m.index]
-	if seg.idx != nil && seg.idx.Truncate(int64(m.index)*indexEntrySize) != nil {
-		seg.idxSynced = false
-	}
 	t.mu.leo = m.leo
 	return errors.Join(errs...)
 }
@@ -499,9 +532,6 @@ func (t *logTablet) rollbackLocked(m tabletMark) error {
 func (s *segment) close() error {
 	s.closeOnce.Do(func() {
 		s.closeErr = s.f.Close()
-		if s.idx != nil {
-			s.idx.Close()
-		}
 	})
 	return s.closeErr
 }
@@ -515,6 +545,9 @@ func (s *segment) unref() {
 
 func (t *logTablet) closeFiles() error {
 	var errs []error
+	if n := len(t.mu.segments); n > 0 {
+		t.writeIndex(t.mu.segments[n-1])
+	}
 	for _, seg := range t.mu.segments {
 		errs = append(errs, seg.close())
 	}
