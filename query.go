@@ -348,6 +348,9 @@ func schemaColumns(t *metadata.TableInfo) []resultColumn {
 }
 
 func (s *Stmt) selectRows(ctx context.Context, sel *sqlplan.Select, args []sqlplan.Arg) (*Rows, error) {
+	if rows, ok, err := s.lookupRows(ctx, args); ok {
+		return rows, err
+	}
 	sp, err := s.bindSelect(ctx, sel, args)
 	if err != nil {
 		return nil, err
@@ -363,6 +366,9 @@ func (s *Stmt) selectRows(ctx context.Context, sel *sqlplan.Select, args []sqlpl
 		return nil, err
 	}
 	p.close()
+	if p.lookup != nil {
+		s.prepareLookup(sel, sp)
+	}
 	op, err := s.open(ctx, p, queryOf(sp))
 	if err != nil {
 		return nil, err

@@ -25,15 +25,22 @@ type resultColumn struct {
 // (database/sql serialises access); Close is idempotent and releases the
 // scan under it.
 type Rows struct {
-	ctx     context.Context
-	cols    []resultColumn
-	op      exec.Operator
-	conv    *converter
-	batch   exec.Batch
-	getters []getter
-	pos     int
-	done    bool
-	closed  bool
+	ctx   context.Context
+	cols  []resultColumn
+	op    exec.Operator
+	conv  *converter
+	types []metadata.DataType // of cols
+	// cur is the batch Next reads, converted (nil: none), pos its next
+	// row; pipe converts the batches after it, once started.
+	cur  *driverBatch
+	pipe *pipeline
+	// one is the row of a point lookup answered without operators
+	// (prepared.go), yielded by the first Next; nil otherwise.
+	one       []driver.Value
+	pos       int
+	converted int64 // rows converted before the pipeline started
+	done      bool
+	closed    bool
 	// count is the rows yielded so far and err the error that ended the
 	// read, for the query hook; onClose runs once, at Close.
 	count   int64
@@ -51,8 +58,24 @@ var (
 )
 
 func newRows(ctx context.Context, cols []resultColumn, op exec.Operator, conv *converter) *Rows {
-	return &Rows{ctx: ctx, cols: cols, op: op, conv: conv}
+	types := make([]metadata.DataType, len(cols))
+	for i, c := range cols {
+		types[i] = c.typ
+	}
+	return &Rows{ctx: ctx, cols: cols, op: op, conv: conv, types: types}
 }
+
+// newValueRows returns the rows of one row of driver values, or of none
+// when row is nil.
+func newValueRows(ctx context.Context, cols []resultColumn, row []driver.Value) *Rows {
+	return &Rows{ctx: ctx, cols: cols, op: noRows{}, one: row}
+}
+
+// noRows is the operator of a result without batches.
+type noRows struct{}
+
+func (noRows) Next(context.Context) (exec.Batch, error) { return exec.Batch{}, io.EOF }
+func (noRows) Close() error                             { return nil }
 
 // Columns returns the result's column names.
 func (r *Rows) Columns() []string {
@@ -69,18 +92,24 @@ func (r *Rows) Columns() []string {
 // returns ctx.Err(), never driver.ErrBadConn, and the connection stays
 // usable.
 func (r *Rows) Next(dest []driver.Value) error {
-	for r.pos >= r.batch.NumRows() {
+	for r.pos >= r.cur.len() {
 		if r.done || r.closed {
 			return io.EOF
+		}
+		if r.one != nil {
+			copy(dest, r.one)
+			r.one, r.done = nil, true
+			r.count++
+			return nil
 		}
 		if err := r.ctx.Err(); err != nil {
 			r.err = err
 			return err
 		}
-		b, err := r.op.Next(r.ctx)
+		b, err := r.nextBatch()
 		if errors.Is(err, io.EOF) {
 			r.done = true
-			r.batch = exec.Batch{}
+			r.cur = nil
 			return io.EOF
 		}
 		if err != nil {
@@ -95,29 +124,56 @@ func (r *Rows) Next(dest []driver.Value) error {
 			r.err = wrapErr(err)
 			return r.err
 		}
-		r.batch = b
-		r.pos = 0
-		r.getters = r.getters[:0]
-		for i, c := range r.cols {
-			r.getters = append(r.getters, r.conv.getter(b.Rec.Column(i), c.typ))
-		}
+		r.cur, r.pos = b, 0
 	}
-	row := r.batch.Row(r.pos)
+	r.cur.row(r.pos, dest)
 	r.pos++
 	r.count++
-	for i, g := range r.getters {
-		dest[i] = g(row)
-	}
 	return nil
 }
 
-// Close releases the result. Idempotent.
+// pipelineAfter is how many rows Rows converts in the caller's goroutine
+// before it hands the operators and the conversion to a goroutine of their
+// own: a result that small (a point lookup, a LIMIT, an aggregate) is done
+// before a goroutine would pay for itself.
+const pipelineAfter = 4096
+
+// nextBatch returns the next batch of the result, converted: from the
+// pipeline once it runs, otherwise read and converted here, starting the
+// pipeline once pipelineAfter rows have been.
+func (r *Rows) nextBatch() (*driverBatch, error) {
+	if r.pipe != nil {
+		return r.pipe.next(r.ctx)
+	}
+	for {
+		b, err := r.op.Next(r.ctx)
+		if err != nil {
+			return nil, err
+		}
+		if b.NumRows() == 0 {
+			continue
+		}
+		db := r.conv.convertBatch(b, r.types)
+		r.converted += int64(db.n)
+		if r.converted >= pipelineAfter {
+			// db holds no Arrow memory: the operators may move on.
+			r.pipe = startPipeline(r.ctx, r.op, r.conv, r.types)
+		}
+		return db, nil
+	}
+}
+
+// Close releases the result. Idempotent. It stops the pipeline, waiting
+// for its goroutine to exit, before it closes the operators.
 func (r *Rows) Close() error {
 	if r.closed {
 		return nil
 	}
 	r.closed = true
-	r.batch = exec.Batch{}
+	r.cur = nil
+	if r.pipe != nil {
+		r.pipe.stop()
+	}
 	err := wrapErr(r.op.Close())
 	if r.onClose != nil {
 		if err != nil && r.err == nil {

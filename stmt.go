@@ -16,22 +16,55 @@ import (
 
 // Stmt is a parsed statement. It is bound to the catalog and its arguments
 // each time it runs, so a prepared statement sees tables created after it
-// was prepared. Like its connection, it is used by one goroutine at a time.
+// was prepared; a point lookup and an INSERT ... VALUES keep the part of
+// their binding that does not depend on the arguments for as long as
+// their table stays the same (prepared.go). Like its connection, it is
+// used by one goroutine at a time.
 type Stmt struct {
 	conn   *Conn
 	text   string
 	parsed sqlplan.Statement
 	closed bool
+	// prepLookup and prepInsert are the kept bindings; nil until the first
+	// execution that can keep one.
+	prepLookup *preparedLookup
+	prepInsert *preparedInsert
+	// numInput caches NumInput, which database/sql asks at every
+	// execution; valid when numInputSet.
+	numInput    int
+	numInputSet bool
 }
 
 var (
-	_ driver.Stmt             = (*Stmt)(nil)
-	_ driver.StmtExecContext  = (*Stmt)(nil)
-	_ driver.StmtQueryContext = (*Stmt)(nil)
+	_ driver.Stmt              = (*Stmt)(nil)
+	_ driver.StmtExecContext   = (*Stmt)(nil)
+	_ driver.StmtQueryContext  = (*Stmt)(nil)
+	_ driver.NamedValueChecker = (*Stmt)(nil)
 )
 
 // NumInput is the number of placeholders.
-func (s *Stmt) NumInput() int { return s.parsed.NumInput() }
+func (s *Stmt) NumInput() int {
+	if !s.numInputSet {
+		s.numInput, s.numInputSet = s.parsed.NumInput(), true
+	}
+	return s.numInput
+}
+
+// CheckNamedValue is the connection's CheckNamedValue, answered without
+// reflection for the argument types most statements are given.
+func (s *Stmt) CheckNamedValue(nv *driver.NamedValue) error {
+	switch v := nv.Value.(type) {
+	case int64, float64, bool, string, []byte, time.Time, nil:
+		return nil
+	case int:
+		nv.Value = int64(v)
+		return nil
+	case int32:
+		nv.Value = int64(v)
+		return nil
+	}
+	return s.conn.CheckNamedValue(nv)
+}
 
 // Close closes the statement. Idempotent.
 func (s *Stmt) Close() error {

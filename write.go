@@ -15,22 +15,28 @@ import (
 // into a primary-key table. Generated auto-increment values are filled in
 // before the rows are written or, in a transaction, buffered.
 func (s *Stmt) insert(ctx context.Context, ins *sqlplan.Insert, args []sqlplan.Arg) (result, error) {
-	eng := s.engine()
 	if ins.Select != nil {
 		return result{}, fmt.Errorf("INSERT ... SELECT is not supported yet: %w", metadata.ErrUnsupported)
 	}
-	plan, err := sqlplan.BindInsert(ctx, ins, eng, s.conn.database, args)
+	plan, rows, err := s.bindInsert(ctx, ins, args)
 	if err != nil {
 		return result{}, err
 	}
 	if err := s.conn.checkTxWrite("INSERT", plan.Table.Path, false); err != nil {
 		return result{}, err
 	}
+	if plan.AutoIncrement >= 0 && plan.Rows == nil {
+		// A kept binding has no rows of its own; auto-increment values
+		// are filled into this execution's.
+		p := *plan
+		p.Rows = rows
+		plan = &p
+	}
 	lastID, hasID, err := s.fillAutoIncrement(ctx, plan)
 	if err != nil {
 		return result{}, err
 	}
-	w := storage.Write{Path: plan.Table.Path, Kind: storage.WriteAppend, Rows: plan.Rows}
+	w := storage.Write{Path: plan.Table.Path, Kind: storage.WriteAppend, Rows: rows}
 	if plan.Table.HasPrimaryKey() {
 		w.Kind = storage.WriteUpsert
 		if plan.Partial {

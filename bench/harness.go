@@ -160,8 +160,8 @@ func (h *harness) runAll(ctx context.Context) error {
 	}
 
 	// Load: each system's fastest normal path, once.
-	loadRes := h.res("load", "load t, fastest path (fluss: prepared multi-row INSERT; DuckDB: Appender; SQLite: tx + prepared INSERT)", "rows/s", true)
-	upsertRes := h.res("upsert", "upsert 10% of kv's keys (fluss: prepared multi-row INSERT; DuckDB: Appender + INSERT OR REPLACE; SQLite: tx + prepared INSERT OR REPLACE)", "rows/s", true)
+	loadRes := h.res("load", "load t, fastest path (fluss: AppendArrow; DuckDB: Appender; SQLite: tx + prepared INSERT)", "rows/s", true)
+	upsertRes := h.res("upsert", "upsert 10% of kv's keys (fluss: AppendArrow (upserts); DuckDB: Appender + INSERT OR REPLACE; SQLite: tx + prepared INSERT OR REPLACE)", "rows/s", true)
 	for _, e := range h.engines {
 		fmt.Printf("loading %s\n", e.name())
 		st, err := e.load(ctx, g, func(phase string, rows int64, d time.Duration) {
@@ -349,7 +349,7 @@ func (h *harness) w7(ctx context.Context) {
 		w.perStmt, w.inTx = 1, true
 		return rate(e.insert(ctx, h.g, w))
 	})
-	r = h.res("W7b", "prepared INSERT, 1,000 rows per statement, in a transaction (fluss: none, it has no transactions)", "rows/s", true)
+	r = h.res("W7b", "prepared INSERT, 1,000 rows per statement, in a transaction", "rows/s", true)
 	h.measure(r, h.engines, func(e engine) (float64, error) {
 		w := spec
 		w.perStmt, w.inTx = 1000, true

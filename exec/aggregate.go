@@ -48,7 +48,7 @@ type aggregateOp struct {
 	schema *arrow.Schema
 
 	mode      groupMode
-	intGroups map[int64]int32
+	intGroups *intMap
 	strGroups map[string]int32
 	groups    map[string]int32
 	nullGroup int32
@@ -56,7 +56,8 @@ type aggregateOp struct {
 	keyVals   [][]any // per key column, per group
 	keyBuf    []byte
 	gids      []int32
-	rows      []int32
+	rows      []int32 // the visible rows of the current batch
+	every     []int32 // 0, 1, 2, ...: rows of a batch without selection
 
 	consumed bool
 	emitted  int
@@ -130,7 +131,7 @@ func Aggregate(in Operator, keys []sqlplan.Expr, aggs []*sqlplan.Func, layout La
 		op.mode = groupGlobal
 		op.newGroup(nil, 0)
 	case len(keys) == 1 && isIntArrow(op.keys[0].t.ArrowType()):
-		op.mode, op.intGroups = groupInt, map[int64]int32{}
+		op.mode, op.intGroups = groupInt, newIntMap()
 	case len(keys) == 1 && op.keys[0].t.ArrowType().ID() == arrow.STRING:
 		op.mode, op.strGroups = groupString, map[string]int32{}
 	default:
@@ -212,10 +213,17 @@ func (a *aggregateOp) detail() string {
 }
 
 func (a *aggregateOp) addBatch(b Batch) error {
-	n := b.NumRows()
-	a.rows = a.rows[:0]
-	for i := 0; i < n; i++ {
-		a.rows = append(a.rows, int32(b.Row(i)))
+	if b.Sel != nil {
+		// Read only within this call, while b is valid.
+		a.rows = b.Sel
+	} else {
+		// Every row: 0..n-1, kept in its own buffer so that b.Sel's
+		// array is never written.
+		n := b.NumRows()
+		for i := len(a.every); i < n; i++ {
+			a.every = append(a.every, int32(i))
+		}
+		a.rows = a.every[:n]
 	}
 	keyArrs := make([]arrow.Array, len(a.keys))
 	defer releaseAll(keyArrs)
@@ -249,26 +257,20 @@ func (a *aggregateOp) assignGroups(keyArrs []arrow.Array) {
 	a.gids = a.gids[:0]
 	switch a.mode {
 	case groupGlobal:
-		for range a.rows {
-			a.gids = append(a.gids, 0)
-		}
+		a.gids = resize(a.gids, len(a.rows))
+		clear(a.gids)
 	case groupInt:
-		arr := keyArrs[0]
-		get := intGetter(arr)
-		for _, r := range a.rows {
-			i := int(r)
-			if arr.IsNull(i) {
-				a.gids = append(a.gids, a.nullGroupID(keyArrs, i))
-				continue
+		a.gids = resize(a.gids, len(a.rows))
+		newGroup := func(r int32) int32 {
+			a.budget.grow(keyBytes(8))
+			return a.newGroup(keyArrs, int(r))
+		}
+		nullGroup := func(r int32) int32 { return a.nullGroupID(keyArrs, int(r)) }
+		if !intIDsOf(a.intGroups, keyArrs[0], a.rows, a.gids, newGroup, nullGroup) {
+			// Not an integer array after all: every row is NULL.
+			for i, r := range a.rows {
+				a.gids[i] = nullGroup(r)
 			}
-			v := get(i)
-			g, ok := a.intGroups[v]
-			if !ok {
-				g = a.newGroup(keyArrs, i)
-				a.intGroups[v] = g
-				a.budget.grow(keyBytes(8))
-			}
-			a.gids = append(a.gids, g)
 		}
 	case groupString:
 		arr := keyArrs[0].(*array.String)
@@ -354,6 +356,11 @@ func (a *aggregateOp) feed(ac *aggCall, b Batch) error {
 		defer arr.Release()
 	}
 	gids, rows := a.gids, a.rows
+	if c, ok := ac.state.(*countAgg); ok && c.star && a.mode == groupGlobal && ac.seen == nil {
+		// COUNT(*) of the one group: the selection's length.
+		c.n[0] += int64(len(rows))
+		return nil
+	}
 	if ac.seen != nil {
 		ac.gids, ac.rows = ac.gids[:0], ac.rows[:0]
 		for i, r := range rows {
@@ -495,6 +502,15 @@ func (c *countAgg) result(bld array.Builder, g int) error {
 	return nil
 }
 func (c *countAgg) bytesPerGroup() int64 { return 8 }
+
+// resize returns s with length n, reusing its array when it is large
+// enough; the contents are not kept.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
 
 func growTo[T any](s []T, n int) []T {
 	for len(s) < n {

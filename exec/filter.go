@@ -17,6 +17,18 @@ func Filter(in Operator, conds []sqlplan.Expr, layout Layout) (Operator, error) 
 		all = &sqlplan.And{L: all, R: c}
 	}
 	env := &env{layout: layout}
+	kernels := make([]selKernel, 0, len(conds))
+	for _, c := range conds {
+		k := intCompareKernel(c, env)
+		if k == nil {
+			kernels = nil
+			break
+		}
+		kernels = append(kernels, k)
+	}
+	if kernels != nil {
+		return &filterOp{in: in, env: env, kernels: kernels}, nil
+	}
 	b, err := compileBool(all, env)
 	if err != nil {
 		return nil, err
@@ -27,8 +39,12 @@ func Filter(in Operator, conds []sqlplan.Expr, layout Layout) (Operator, error) 
 type filterOp struct {
 	in   Operator
 	cond boolBinder
-	env  *env
-	sel  []int32
+	// kernels, when set, replace cond: every condition has a selection
+	// kernel, applied in turn, each to the rows the previous one kept.
+	kernels []selKernel
+	env     *env
+	sel     []int32
+	tmp     []int32
 }
 
 func (f *filterOp) Next(ctx context.Context) (Batch, error) {
@@ -36,6 +52,15 @@ func (f *filterOp) Next(ctx context.Context) (Batch, error) {
 		b, err := f.in.Next(ctx)
 		if err != nil {
 			return Batch{}, err
+		}
+		if f.kernels != nil {
+			if b.NumRows() == 0 {
+				continue
+			}
+			if sel := f.runKernels(b); len(sel) > 0 {
+				return Batch{Rec: b.Rec, Sel: sel}, nil
+			}
+			continue
 		}
 		test := f.cond(b.Rec)
 		f.sel = f.sel[:0]
@@ -57,3 +82,17 @@ func (f *filterOp) Next(ctx context.Context) (Batch, error) {
 }
 
 func (f *filterOp) Close() error { return f.in.Close() }
+
+// runKernels returns the rows of b that pass every kernel.
+func (f *filterOp) runKernels(b Batch) []int32 {
+	in := b.Sel
+	for _, k := range f.kernels {
+		f.sel = k(b.Rec, in, f.sel[:0])
+		if len(f.sel) == 0 {
+			return nil
+		}
+		// The next kernel reads what this one kept, into the other buffer.
+		in, f.sel, f.tmp = f.sel, f.tmp, f.sel
+	}
+	return in
+}

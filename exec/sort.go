@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/flusslite/fluss/metadata"
@@ -243,18 +245,34 @@ func (o *topNOp) consume(ctx context.Context) error {
 		// Compare against rows of this batch before deciding to keep it.
 		o.s.retain(b.Rec)
 		kept := false
+		first := o.s.keys[0]
+		val := numericKey(b.Rec.Column(first.Col))
+		var topVal float64
+		topKnown, topUsable := false, false
 		for i := 0; i < b.NumRows(); i++ {
 			ref := rowRef{b: id, r: int32(b.Row(i))}
 			if len(o.h.refs) < o.n {
 				heap.Push(&o.h, ref)
-				kept = true
+				kept, topKnown = true, false
 				continue
+			}
+			// Most rows lose to the worst kept row on the first key
+			// alone; a typed test of that skips the full comparison.
+			if val != nil {
+				if !topKnown {
+					top := o.h.refs[0]
+					topVal, topUsable = numericKey(o.s.batches[top.b].Column(first.Col))(int(top.r))
+					topKnown = true
+				}
+				if v, ok := val(int(ref.r)); ok && topUsable && (first.Desc && v < topVal || !first.Desc && v > topVal) {
+					continue
+				}
 			}
 			// Ties keep the earlier row, as a stable sort would.
 			if o.s.cmp(ref, o.h.refs[0]) < 0 {
 				o.h.refs[0] = ref
 				heap.Fix(&o.h, 0)
-				kept = true
+				kept, topKnown = true, false
 			}
 		}
 		if !kept {
@@ -319,4 +337,23 @@ func (o *topNOp) Close() error {
 	}
 	o.s.releaseBatches()
 	return o.in.Close()
+}
+
+// numericKey reads a DOUBLE or integer sort key as float64 for top-N's
+// pre-test, or is nil for other arrays. It reports false for NULL and NaN,
+// whose order the full comparison decides. Widening integers to float64
+// rounds monotonically, so a strict inequality of the widened values
+// holds of the integers too.
+func numericKey(arr arrow.Array) func(i int) (float64, bool) {
+	switch a := arr.(type) {
+	case *array.Float64:
+		return func(i int) (float64, bool) {
+			v := a.Value(i)
+			return v, !a.IsNull(i) && !math.IsNaN(v)
+		}
+	case *array.Int64, *array.Int32, *array.Int16, *array.Int8:
+		get := intGetter(arr)
+		return func(i int) (float64, bool) { return float64(get(i)), !arr.IsNull(i) }
+	}
+	return nil
 }

@@ -45,6 +45,8 @@ func TestTopNMatchesSort(t *testing.T) {
 		"SELECT id, k FROM t ORDER BY k DESC, s LIMIT %d",
 		"SELECT id, s FROM t ORDER BY s LIMIT %d",
 		"SELECT id FROM t ORDER BY x, k DESC LIMIT %d OFFSET 3",
+		"SELECT id, x FROM t ORDER BY x DESC, id LIMIT %d",
+		"SELECT id, k FROM t ORDER BY k, x DESC LIMIT %d",
 	} {
 		all := strings.Replace(strings.Replace(q, " OFFSET 3", "", 1), "LIMIT %d", "", 1)
 		full, err := cat.runQuery(t, all, 4096, Options{Allocator: memory.NewGoAllocator()})

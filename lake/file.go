@@ -18,7 +18,7 @@ import (
 // the table. It must be closed.
 type parquetFile struct {
 	rel  string
-	f    readFile
+	f    ReadableFile
 	pr   *file.Reader
 	md   *pqmeta.FileMetaData
 	cols []metadata.Column // the file's columns: table columns + system columns

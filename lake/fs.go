@@ -12,14 +12,15 @@ import (
 	"sync"
 )
 
-// fileSystem is the seam between the lake and where its bytes live: the
-// disk, or memory for an in-memory engine. Lake files are written once and
-// then only read, so the seam is smaller than storage's. Names use the
-// host's separator. Every method is safe for concurrent use.
-type fileSystem interface {
+// FS is the seam between the lake and where its bytes live: the disk
+// (DiskFS), memory (NewMemFS, what an in-memory lake uses), or a wrapper
+// that injects faults (FaultFS). Lake files are written once and then
+// only read, so it is smaller than the engine's. Names use the host's
+// separator. Every method must be safe for concurrent use.
+type FS interface {
 	// Create makes a new file for writing; it fails when name exists.
-	Create(name string) (writeFile, error)
-	Open(name string) (readFile, error)
+	Create(name string) (WritableFile, error)
+	Open(name string) (ReadableFile, error)
 	Rename(oldname, newname string) error
 	Remove(name string) error
 	RemoveAll(name string) error
@@ -31,14 +32,16 @@ type fileSystem interface {
 	SyncDir(name string) error
 }
 
-type writeFile interface {
+// WritableFile is a file being written by the lake; one goroutine writes
+// it and closes it.
+type WritableFile interface {
 	io.Writer
 	Sync() error
 	Close() error
 }
 
-// readFile is what Parquet needs to read a footer and column chunks.
-type readFile interface {
+// ReadableFile is what Parquet needs to read a footer and column chunks.
+type ReadableFile interface {
 	io.ReaderAt
 	io.Seeker
 	io.Reader
@@ -46,14 +49,27 @@ type readFile interface {
 	Size() int64
 }
 
+// DiskFS is the operating system's file system.
+func DiskFS() FS { return diskFS{} }
+
+// NewMemFS returns an empty file system in memory. A file becomes visible
+// when its writer closes; directories exist implicitly as prefixes of
+// file names. It lives as long as it is referenced, so a test can close a
+// Lake and open another on the same one.
+func NewMemFS() FS { return newMemFS() }
+
 // diskFS is the real file system.
 type diskFS struct{}
 
-func (diskFS) Create(name string) (writeFile, error) {
-	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+func (diskFS) Create(name string) (WritableFile, error) {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
-func (diskFS) Open(name string) (readFile, error) {
+func (diskFS) Open(name string) (ReadableFile, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -102,8 +118,7 @@ func (diskFS) SyncDir(name string) error {
 	return err
 }
 
-// memFS keeps the lake in memory. A file becomes visible when its writer
-// closes; directories exist implicitly as prefixes of file names.
+// memFS keeps the lake in memory (NewMemFS).
 type memFS struct {
 	mu    sync.Mutex // guards files
 	files map[string][]byte
@@ -115,7 +130,7 @@ func memPathErr(op, name string, err error) error {
 	return &fs.PathError{Op: op, Path: name, Err: err}
 }
 
-func (m *memFS) Create(name string) (writeFile, error) {
+func (m *memFS) Create(name string) (WritableFile, error) {
 	name = filepath.Clean(name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -156,7 +171,7 @@ func (w *memWriter) Close() error {
 	return nil
 }
 
-func (m *memFS) Open(name string) (readFile, error) {
+func (m *memFS) Open(name string) (ReadableFile, error) {
 	name = filepath.Clean(name)
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -17,7 +17,7 @@ import (
 // Lake serves one engine and is closed by it.
 type Lake struct {
 	opts Options
-	fs   fileSystem
+	fs   FS
 	root string
 
 	// commitMu serialises Commit so that "newer than the latest" holds
@@ -46,7 +46,7 @@ func Open(opts Options) (*Lake, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	l := &Lake{opts: opts, fs: opts.fs, root: opts.Dir}
+	l := &Lake{opts: opts, fs: opts.FS, root: opts.Dir}
 	switch {
 	case l.fs != nil:
 	case opts.InMemory:
@@ -76,7 +76,7 @@ func (l *Lake) Close() error {
 	}
 	l.mu.closed = true
 	l.mu.manifests = map[int64]Manifest{}
-	if m, ok := l.fs.(*memFS); ok && l.opts.fs == nil {
+	if m, ok := l.fs.(*memFS); ok && l.opts.FS == nil {
 		m.mu.Lock()
 		m.files = map[string][]byte{}
 		m.mu.Unlock()

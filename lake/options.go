@@ -33,8 +33,12 @@ type Options struct {
 	// ReadOptions names another, of readers; nil: the default allocator.
 	Allocator memory.Allocator
 
-	// fs overrides the file system (tests); nil picks disk or memory.
-	fs fileSystem
+	// FS overrides the file system: fault injection (FaultFS), or a lake
+	// in memory (NewMemFS) that outlives a Lake, so that a test can
+	// reopen it. With it, Dir is the lake root inside FS (default
+	// "lake") and InMemory is ignored; nil: the disk, or memory when
+	// InMemory.
+	FS FS
 }
 
 // Defaults.
@@ -47,7 +51,7 @@ const (
 
 // Validate checks the options, filling zero values with the defaults.
 func (o *Options) Validate() error {
-	if !o.InMemory && o.Dir == "" && o.fs == nil {
+	if !o.InMemory && o.Dir == "" && o.FS == nil {
 		return fmt.Errorf("%w: lake: no directory", metadata.ErrInvalidOption)
 	}
 	if o.MaxRowsPerFile == 0 {

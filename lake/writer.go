@@ -48,7 +48,7 @@ type FileWriter struct {
 	table  *metadata.TableInfo
 	file   metadata.LakeFile
 	name   string // file-system name
-	f      writeFile
+	f      WritableFile
 	sink   *countingWriter
 	pw     *pqarrow.FileWriter
 	schema *arrow.Schema
@@ -62,17 +62,30 @@ type FileWriter struct {
 	done     bool
 }
 
+// countingWriter is the Parquet writer's sink.
 type countingWriter struct {
-	w writeFile
+	w WritableFile
 	n int64
+	// err is the first write error. The Parquet writer is not told: on
+	// an error it stops closing its column writers and never releases
+	// their buffers, so the sink drops later bytes instead and the
+	// FileWriter reports err once the Parquet writer has finished (the
+	// file is removed then).
+	err error
 }
 
 // Write counts; the sink deliberately has no Close, so that closing the
 // Parquet writer leaves syncing and closing the file to FileWriter.
 func (c *countingWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return len(p), nil
+	}
 	n, err := c.w.Write(p)
 	c.n += int64(n)
-	return n, err
+	if err != nil {
+		c.err = err
+	}
+	return len(p), nil
 }
 
 // NewFileWriter starts a new data file for the given bucket of a table
@@ -142,6 +155,11 @@ func (l *Lake) NewFileWriter(table *metadata.TableInfo, partitionName string, pa
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithStats(true),
 		parquet.WithMaxRowGroupLength(int64(l.opts.RowGroupRows)),
+		// A column whose dictionary passes 64 KiB (nearly unique values)
+		// falls back to plain pages: decoding a large dictionary costs
+		// readers far more than the bytes it saves. Low-cardinality
+		// columns keep their dictionaries.
+		parquet.WithDictionaryPageSizeLimit(64*1024),
 		parquet.WithCreatedBy("fluss lake"),
 	)
 	arrowProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(l.opts.Allocator))
@@ -220,6 +238,9 @@ func (w *FileWriter) Write(rec arrow.RecordBatch) (err error) {
 		}
 	}()
 	if err := w.pw.WriteBuffered(out); err != nil {
+		return fmt.Errorf("lake: write %s: %w", w.file.Path, err)
+	}
+	if err := w.sink.err; err != nil {
 		return fmt.Errorf("lake: write %s: %w", w.file.Path, err)
 	}
 	w.file.RowCount += rec.NumRows()
@@ -307,6 +328,9 @@ func (w *FileWriter) Close() (lf metadata.LakeFile, err error) {
 	}
 	if err := w.pw.Close(); err != nil {
 		return metadata.LakeFile{}, fmt.Errorf("lake: close %s: %w", w.file.Path, err)
+	}
+	if err := w.sink.err; err != nil {
+		return metadata.LakeFile{}, fmt.Errorf("lake: write %s: %w", w.file.Path, err)
 	}
 	if w.lake.opts.Sync {
 		if err := w.f.Sync(); err != nil {

@@ -666,67 +666,21 @@ func (b *binder) bindCase(c *Case) (Expr, error) {
 // list without every primary-key column, a partial update of a table whose
 // merge engine is first_row or versioned (as in Fluss), a virtual table.
 func BindInsert(ctx context.Context, ins *Insert, cat Catalog, currentDB string, args []Arg) (*InsertPlan, error) {
-	if err := refuseVirtualWrite("INSERT INTO", ins.Table, currentDB); err != nil {
-		return nil, err
-	}
-	info, err := resolveTable(ctx, cat, ins.Table, currentDB)
+	t, err := prepareInsert(ctx, ins, cat, currentDB)
 	if err != nil {
 		return nil, err
 	}
-	plan := &InsertPlan{Table: info, AutoIncrement: info.AutoIncrementIndex()}
-	ai := plan.AutoIncrement
-	aiKey := ai >= 0 && isKeyColumn(&info, info.Schema.Columns[ai].Name)
-	cols := info.Schema.Columns
-	if len(ins.Columns) == 0 {
-		for i := range cols {
-			plan.Columns = append(plan.Columns, i)
-		}
-	} else {
-		seen := map[int]bool{}
-		for _, name := range ins.Columns {
-			i := info.Schema.ColumnIndex(name)
-			if i < 0 {
-				return nil, unknownColumn(name, info.Path)
-			}
-			if seen[i] {
-				return nil, errorf(metadata.ErrInvalidValue, "column %s is listed twice in the INSERT", quoteIdent(cols[i].Name))
-			}
-			seen[i] = true
-			plan.Columns = append(plan.Columns, i)
-		}
-		// A log table gets NULL in every column not listed; a primary-key
-		// table keeps the stored values (partial update), but its key,
-		// partition keys included, must be given.
-		for i, c := range cols {
-			if seen[i] {
-				continue
-			}
-			switch {
-			case i == ai:
-				// Generated: written like a listed column.
-				plan.Columns = append(plan.Columns, i)
-			case isKeyColumn(&info, c.Name):
-				return nil, errorf(metadata.ErrConstraint, "primary-key column %s is not listed: an INSERT into primary-key table %s must give every key column", quoteIdent(c.Name), info.Path)
-			case info.HasPrimaryKey():
-				plan.Partial = true
-			case c.NotNull:
-				return nil, errorf(metadata.ErrConstraint, "column %s is NOT NULL and the INSERT gives it no value", quoteIdent(c.Name))
-			}
-		}
-		// As in Fluss, only the default merge engine merges partial rows.
-		if plan.Partial && info.Config.MergeEngine != metadata.MergeLastRow {
-			return nil, errorf(metadata.ErrUnsupported, "partial update of table %s is not supported: its %s merge engine takes whole rows (list every column)", info.Path, info.Config.MergeEngine)
-		}
-	}
+	plan := t.plan // a fresh plan: this binding's own
+	info := &plan.Table
 	if ins.OnDup != nil {
-		acts, err := onDuplicateActions(&info, ins.OnDup, plan.Columns, args)
+		acts, err := onDuplicateActions(info, ins.OnDup, plan.Columns, args)
 		if err != nil {
 			return nil, err
 		}
 		plan.OnConflict = acts
 	}
 	if ins.Select != nil {
-		if ai >= 0 {
+		if plan.AutoIncrement >= 0 {
 			return nil, errorf(metadata.ErrUnsupported, "INSERT ... SELECT into table %s, which has an auto-increment column", info.Path)
 		}
 		sel, err := BindSelect(ctx, ins.Select, cat, currentDB, args)
@@ -739,50 +693,8 @@ func BindInsert(ctx context.Context, ins *Insert, cat Catalog, currentDB string,
 		plan.Select = sel
 		return plan, nil
 	}
-	b := &binder{args: args, clause: inValues}
-	given := len(plan.Columns)
-	if ai >= 0 && len(ins.Columns) > 0 && plan.Columns[len(plan.Columns)-1] == ai && !containsFold(ins.Columns, cols[ai].Name) {
-		given-- // the generated column appended above
-	}
-	for r, row := range ins.Rows {
-		if len(row) != given {
-			return nil, errorf(metadata.ErrInvalidValue, "row %d has %d values, expected %d", r+1, len(row), given)
-		}
-		full := make([]any, len(cols))
-		for j, e := range row {
-			ci := plan.Columns[j]
-			col := cols[ci]
-			if _, ok := e.(*Default); ok {
-				// No column has a default but the generated one.
-				e = &Literal{}
-			}
-			raw, err := b.constant(e, col.Type)
-			if err != nil {
-				return nil, fmt.Errorf("row %d, column %s: %w", r+1, quoteIdent(col.Name), err)
-			}
-			v, err := metadata.CoerceValue(col.Type, raw)
-			if err != nil {
-				return nil, fmt.Errorf("row %d, column %s: %w", r+1, quoteIdent(col.Name), err)
-			}
-			if ci == ai {
-				switch {
-				case aiKey && v == int64(0):
-					v = nil
-				case !aiKey && v != nil:
-					return nil, errorf(metadata.ErrConstraint, "row %d, column %s: an auto-increment column outside the primary key takes no explicit value, as in Fluss: leave it out of the INSERT", r+1, quoteIdent(col.Name))
-				}
-				full[ci] = v
-				continue
-			}
-			if v == nil && isKeyColumn(&info, col.Name) {
-				return nil, errorf(metadata.ErrConstraint, "row %d, column %s: NULL in a primary-key column", r+1, quoteIdent(col.Name))
-			}
-			if v == nil && col.NotNull {
-				return nil, errorf(metadata.ErrConstraint, "row %d, column %s: NULL in a NOT NULL column", r+1, quoteIdent(col.Name))
-			}
-			full[ci] = v
-		}
-		plan.Rows = append(plan.Rows, full)
+	if plan.Rows, err = t.Rows(args); err != nil {
+		return nil, err
 	}
 	return plan, nil
 }

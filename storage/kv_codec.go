@@ -326,6 +326,13 @@ func isNull(bitmap []byte, i int) bool { return bitmap[i/8]&(1<<(i%8)) != 0 }
 
 // decodeRowValue decodes a row value, checking its schema id.
 func decodeRowValue(b []byte, schemaID int32, types []metadata.DataType) ([]any, error) {
+	return decodeRowColumns(b, schemaID, types, nil)
+}
+
+// decodeRowColumns is decodeRowValue that decodes only the columns need
+// marks (nil: all) and leaves the others nil; the whole value is checked
+// all the same.
+func decodeRowColumns(b []byte, schemaID int32, types []metadata.DataType, need []bool) ([]any, error) {
 	d := &rowDecoder{b: b}
 	sid := d.uvarint("schema id")
 	if d.err == nil && sid != uint64(schemaID) {
@@ -337,8 +344,12 @@ func decodeRowValue(b []byte, schemaID int32, types []metadata.DataType) ([]any,
 		if d.err != nil {
 			return nil, d.err
 		}
-		if !isNull(nulls, i) {
+		switch {
+		case isNull(nulls, i):
+		case need == nil || need[i]:
 			row[i] = d.value(t, 0)
+		default:
+			d.skip(t)
 		}
 	}
 	if d.err == nil && len(d.b) != 0 {
@@ -348,6 +359,36 @@ func decodeRowValue(b []byte, schemaID int32, types []metadata.DataType) ([]any,
 		return nil, d.err
 	}
 	return row, nil
+}
+
+// skip steps over one value of type t, as value would read it, without
+// building it.
+func (d *rowDecoder) skip(t metadata.DataType) {
+	switch t.Root {
+	case metadata.Boolean:
+		d.take(1, "boolean")
+	case metadata.TinyInt, metadata.SmallInt, metadata.Int, metadata.BigInt, metadata.Date, metadata.Time:
+		d.varint("integer")
+	case metadata.Float:
+		d.take(4, "float")
+	case metadata.Double:
+		d.take(8, "double")
+	case metadata.Decimal:
+		if t.Precision <= 18 {
+			d.varint("decimal")
+		} else {
+			d.take(16, "decimal")
+		}
+	case metadata.Char, metadata.String, metadata.Binary, metadata.Bytes:
+		d.take(d.uvarint("length"), "string")
+	case metadata.Timestamp, metadata.TimestampLTZ:
+		d.varint("timestamp")
+		if ns := d.uvarint("timestamp nanoseconds"); ns >= 1e9 {
+			d.fail("timestamp nanoseconds out of range")
+		}
+	default:
+		d.value(t, 0)
+	}
 }
 
 func (d *rowDecoder) value(t metadata.DataType, depth int) any {

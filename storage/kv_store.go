@@ -87,14 +87,18 @@ func (e *Engine) openKv() error {
 	// Every upsert reads the key's old value first, and most keys of a
 	// growing table are new: bloom filters make those misses cheap, and a
 	// block cache keeps index and data blocks of hot keys decoded.
-	cache := pebble.NewCache(kvCacheBytes)
+	// Pebble charges its memtables (the active one, one being flushed or
+	// kept for reuse) to the block cache: the cache is sized for them on
+	// top of the blocks, or a full memtable would leave no room for any
+	// block and every read would go to the files.
+	cache := pebble.NewCache(kvCacheBytes + kvMemTableReserve*kvMemTableBytes)
 	defer cache.Unref()
 	popts := &pebble.Options{
 		FS:              fsys,
 		Logger:          logger,
 		LoggerAndTracer: logger,
 		Cache:           cache,
-		MemTableSize:    64 << 20,
+		MemTableSize:    kvMemTableBytes,
 		// The bucket logs are the write-ahead log: Pebble's state records
 		// the log offset it reflects, and Open replays the logs from
 		// there, so Pebble's own WAL would only write everything twice.
@@ -102,6 +106,11 @@ func (e *Engine) openKv() error {
 	}
 	for i := range popts.Levels {
 		popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		// One index block per table up to tens of megabytes of rows: a
+		// point read then searches one index block instead of two (a
+		// partitioned index costs a second block-cache lookup and seek
+		// per read).
+		popts.Levels[i].IndexBlockSize = kvIndexBlockBytes
 	}
 	db, err := pebble.Open(dir, popts)
 	if err != nil {
@@ -111,8 +120,15 @@ func (e *Engine) openKv() error {
 	return nil
 }
 
-// kvCacheBytes is the size of the KV store's block cache.
-const kvCacheBytes = 128 << 20
+// The KV store's memory: kvCacheBytes of decoded blocks (index, bloom
+// filter and data blocks of the live rows), and memtables of
+// kvMemTableBytes, of which Pebble holds up to kvMemTableReserve at once.
+const (
+	kvCacheBytes      = 256 << 20
+	kvMemTableBytes   = 64 << 20
+	kvMemTableReserve = 3
+	kvIndexBlockBytes = 256 << 10
+)
 
 // closeKv flushes and closes the Pebble store. Flushing keeps the next
 // Open from replaying what is already applied.

@@ -581,6 +581,28 @@ func TestRowValueCodec(t *testing.T) {
 		bad[i] ^= 0xFF
 		_, _ = decodeRowValue(bad, 3, types)
 	}
+
+	// Decoding some columns steps over the others: each alone, and every
+	// second one, give the same values and leave the rest nil.
+	for _, pick := range [][]int{{0}, {3}, {8}, {12}, {13}, {16}, {17}, {1, 3, 5, 7, 9, 11, 13, 15, 17}} {
+		need := make([]bool, len(types))
+		for _, c := range pick {
+			need[c] = true
+		}
+		got, err := decodeRowColumns(enc, 3, types, need)
+		require.NoError(t, err, "columns %v", pick)
+		for i := range row {
+			if need[i] {
+				require.Zero(t, metadata.Compare(row[i], got[i]), "columns %v: column %d", pick, i)
+			} else {
+				require.Nil(t, got[i], "columns %v: column %d is not read", pick, i)
+			}
+		}
+		for n := range len(enc) {
+			_, err := decodeRowColumns(enc[:n], 3, types, need)
+			require.ErrorIs(t, err, metadata.ErrCorrupt, "columns %v: cut at %d", pick, n)
+		}
+	}
 }
 
 func TestConcurrentUpsertsSnapshotsAndLookups(t *testing.T) {

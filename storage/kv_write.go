@@ -154,6 +154,11 @@ func rowsEqual(a, b []any) bool {
 
 // kvGet reads a key's committed row from Pebble; nil when absent.
 func (e *Engine) kvGet(entry *tableEntry, key []byte) ([]any, error) {
+	return e.kvGetColumns(entry, key, nil)
+}
+
+// kvGetColumns is kvGet decoding only the columns need marks (nil: all).
+func (e *Engine) kvGetColumns(entry *tableEntry, key []byte, need []bool) ([]any, error) {
 	v, closer, err := e.kv.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, nil
@@ -162,7 +167,7 @@ func (e *Engine) kvGet(entry *tableEntry, key []byte) ([]any, error) {
 		return nil, fmt.Errorf("read %s: KV store: %w", entry.Info.Path, err)
 	}
 	defer closer.Close()
-	row, err := decodeRowValue(v, entry.Info.SchemaID, entry.types)
+	row, err := decodeRowColumns(v, entry.Info.SchemaID, entry.types, need)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", entry.Info.Path, err)
 	}

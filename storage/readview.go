@@ -234,6 +234,11 @@ func (v *ReadView) Close() error {
 // get reads a key's row in the view's KV state; nil when absent. The
 // caller holds e.mu shared.
 func (v *ReadView) get(entry *tableEntry, key []byte) ([]any, error) {
+	return v.getColumns(entry, key, nil)
+}
+
+// getColumns is get decoding only the columns need marks (nil: all).
+func (v *ReadView) getColumns(entry *tableEntry, key []byte, need []bool) ([]any, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.mu.closed || v.mu.ps == nil {
@@ -247,7 +252,7 @@ func (v *ReadView) get(entry *tableEntry, key []byte) ([]any, error) {
 		return nil, fmt.Errorf("read %s: KV store: %w", entry.Info.Path, err)
 	}
 	defer closer.Close()
-	row, err := decodeRowValue(val, entry.Info.SchemaID, entry.types)
+	row, err := decodeRowColumns(val, entry.Info.SchemaID, entry.types, need)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", entry.Info.Path, err)
 	}
@@ -321,6 +326,10 @@ func routedBucket(entry *tableEntry, routed *routedRows, r int) (metadata.TableB
 // it affects: appended rows, or, for upserts and deletes, what Commit
 // would count if it ran against the view's state with the buffered writes
 // before it applied (the buffer keeps each touched key's row after them).
+// An append costs no read of the view. Consecutive appends to one table
+// are buffered as one write (their rows in order), which Commit routes
+// exactly as it would route them one by one: a transaction of many
+// single-row INSERTs commits as one write per table, not one per row.
 // Not safe for concurrent use.
 //
 // The count is the count at the time of Add: Commit applies the writes to
@@ -335,6 +344,10 @@ type WriteBuffer struct {
 	rows map[string][]any
 	// tables are the tables written, by path.
 	tables map[metadata.TablePath]bool
+	// ownRows is set when the rows of the last write are the buffer's own
+	// slice (merged appends), which later appends may grow; the slice of
+	// a write as added is its caller's.
+	ownRows bool
 }
 
 // NewWriteBuffer returns an empty buffer counting against the view.
@@ -342,7 +355,8 @@ func (v *ReadView) NewWriteBuffer() *WriteBuffer {
 	return &WriteBuffer{v: v, rows: map[string][]any{}, tables: map[metadata.TablePath]bool{}}
 }
 
-// Writes returns the buffered writes in order: the argument of Commit.
+// Writes returns the buffered writes in order, consecutive appends to one
+// table merged: the argument of Commit.
 func (b *WriteBuffer) Writes() []Write { return b.writes }
 
 // Wrote reports whether a buffered write touches the table.
@@ -392,12 +406,37 @@ func (b *WriteBuffer) Add(ctx context.Context, w Write) (WriteResult, error) {
 	var res WriteResult
 	if w.Kind == WriteAppend {
 		res.RowsAffected = int64(len(routed.values))
+		if b.mergeAppend(w) {
+			return res, nil
+		}
 	} else if res.RowsAffected, err = b.merge(entry, w.Kind == WriteDelete, target, &routed); err != nil {
 		return WriteResult{}, err
 	}
 	b.writes = append(b.writes, w)
+	b.ownRows = false
 	b.tables[w.Path] = true
 	return res, nil
+}
+
+// mergeAppend adds the rows of append w to the last buffered write when
+// that is an append to the same table, and reports whether it did. Commit
+// routes the merged rows as it routes separate appends: in order, keyless
+// rows round-robin from where the previous ones stopped.
+func (b *WriteBuffer) mergeAppend(w Write) bool {
+	n := len(b.writes)
+	if n == 0 {
+		return false
+	}
+	last := &b.writes[n-1]
+	if last.Kind != WriteAppend || last.Path != w.Path {
+		return false
+	}
+	if !b.ownRows {
+		last.Rows = append(make([][]any, 0, 2*(len(last.Rows)+len(w.Rows))), last.Rows...)
+		b.ownRows = true
+	}
+	last.Rows = append(last.Rows, w.Rows...)
+	return true
 }
 
 // merge counts an upsert or delete as Engine.mergeWrite does, each key's

@@ -315,6 +315,9 @@ func checkBuffers(meta []byte, info batchMeta, body []byte) error {
 			}
 			if u := int64(binary.LittleEndian.Uint64(body[off:])); u != -1 {
 				size = u
+				if err := checkCompressed(info.codec, int(i), size, body[off+8:off+n]); err != nil {
+					return err
+				}
 			}
 		}
 		if size < 0 || size > MaxUncompressedBody-total {
@@ -421,6 +424,7 @@ type batchMeta struct {
 	nodes      vec
 	buffers    vec
 	compressed bool
+	codec      int // codecLZ4Frame or codecZstd, when compressed
 }
 
 // parseRecordBatchMeta reads the flatbuffer metadata of a RecordBatch
@@ -443,7 +447,10 @@ func parseRecordBatchMeta(b []byte) (batchMeta, error) {
 		nodes:   fb.fieldVec(rb, 1, 16),
 		buffers: fb.fieldVec(rb, 2, 16),
 	}
-	out.compressed = fb.field(rb, 3) >= 0
+	if out.compressed = fb.field(rb, 3) >= 0; out.compressed {
+		// BodyCompression{codec, method}; an absent codec is LZ4_FRAME.
+		out.codec = fb.fieldU8(fb.fieldTable(rb, 3), 0)
+	}
 	if v := fb.fieldVec(rb, 4, 8); v.n != 0 && fb.err == nil {
 		fb.err = errors.New("variadic buffers are not supported")
 	}

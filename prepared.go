@@ -1,0 +1,137 @@
+package fluss
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+
+	"github.com/flusslite/fluss/sqlplan"
+	"github.com/flusslite/fluss/storage"
+)
+
+// A prepared statement runs many times with new arguments. Two of its
+// shapes are worth binding only once: the point lookup by key and the
+// INSERT ... VALUES. The statement keeps the argument-independent part of
+// its binding (sqlplan's templates) for the current database, and each
+// execution checks that the table is still the one it was bound to (same
+// table id and schema), binds only its arguments, and goes straight to
+// the engine. Whatever a template does not cover, or a table that
+// changed, takes the full path, so the results and errors are those of a
+// fresh binding.
+
+// preparedLookup is the point-lookup shape of a SELECT, with what its
+// result needs: the output columns and where each is in the table's row.
+type preparedLookup struct {
+	db   string                  // the current database it was bound in
+	tmpl *sqlplan.LookupTemplate // nil: the statement has not the shape
+	key  *storage.KeyLookup
+	cols []resultColumn
+	out  []int // schema index of each output column
+	// empty is set by LIMIT 0 or an OFFSET: the row found is not returned.
+	empty bool
+}
+
+// preparedInsert is the bound part of an INSERT ... VALUES.
+type preparedInsert struct {
+	db   string
+	tmpl *sqlplan.InsertTemplate
+}
+
+// lookupRows answers a SELECT through the statement's point-lookup
+// template; ok is false when it has none that applies to args, and the
+// caller runs the full path.
+func (s *Stmt) lookupRows(ctx context.Context, args []sqlplan.Arg) (rows *Rows, ok bool, err error) {
+	pl := s.prepLookup
+	if pl == nil || pl.tmpl == nil || pl.db != s.conn.database {
+		return nil, false, nil
+	}
+	key, ok := pl.tmpl.KeyRow(args)
+	if !ok {
+		return nil, false, nil
+	}
+	lookup := s.engine().LookupKey
+	if v := s.conn.readView(); v != nil {
+		// In a transaction the key is read in its view.
+		lookup = v.LookupKey
+	}
+	row, found, err := lookup(ctx, pl.key, key)
+	if errors.Is(err, storage.ErrTableChanged) {
+		s.prepLookup = nil
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, err
+	}
+	var vals []driver.Value
+	if found && !pl.empty {
+		conv := converter{loc: s.conn.connector.cfg.Location}
+		vals = make([]driver.Value, len(pl.out))
+		for i, c := range pl.out {
+			vals[i] = conv.value(pl.cols[i].typ, row[c])
+		}
+	}
+	return newValueRows(ctx, pl.cols, vals), true, nil
+}
+
+// prepareLookup keeps the point-lookup template of sel, whose binding sp
+// the full path has just planned as a point lookup.
+func (s *Stmt) prepareLookup(sel *sqlplan.Select, sp *sqlplan.SelectPlan) {
+	db := s.conn.database
+	if s.prepLookup != nil && s.prepLookup.db == db {
+		return
+	}
+	pl := &preparedLookup{db: db}
+	s.prepLookup = pl
+	tmpl, ok := sqlplan.NewLookupTemplate(sel, sp)
+	if !ok {
+		return // remembered: the shape does not change with the arguments
+	}
+	out := make([]int, len(sp.Output))
+	for i, o := range sp.Output {
+		out[i] = o.Expr.(*sqlplan.ColumnRef).Index // NewLookupTemplate checked
+	}
+	key, err := storage.NewKeyLookup(&sp.Table, out)
+	if err != nil {
+		return
+	}
+	pl.out = out
+	pl.tmpl, pl.key, pl.cols = tmpl, key, resultColumns(sp)
+	pl.empty = sp.Limit == 0 || sp.Offset > 0
+}
+
+// bindInsert binds an INSERT for one execution. plan may be the
+// statement's template, shared by its executions: it is read, never
+// changed; rows are this execution's.
+func (s *Stmt) bindInsert(ctx context.Context, ins *sqlplan.Insert, args []sqlplan.Arg) (plan *sqlplan.InsertPlan, rows [][]any, err error) {
+	eng := s.engine()
+	db := s.conn.database
+	pi := s.prepInsert
+	if pi != nil && pi.db == db {
+		// A table dropped and created again has a new id; one whose
+		// schema changed has a new schema id.
+		t := pi.tmpl.Plan().Table
+		info, err := eng.TableInfo(ctx, t.Path)
+		if err != nil || info.TableID != t.TableID || info.SchemaID != t.SchemaID {
+			pi = nil
+		}
+	} else {
+		pi = nil
+	}
+	if pi == nil {
+		s.prepInsert = nil
+		tmpl, ok, err := sqlplan.PrepareInsert(ctx, ins, eng, db)
+		if err != nil || !ok {
+			plan, err := sqlplan.BindInsert(ctx, ins, eng, db, args)
+			if err != nil {
+				return nil, nil, err
+			}
+			return plan, plan.Rows, nil
+		}
+		pi = &preparedInsert{db: db, tmpl: tmpl}
+		s.prepInsert = pi
+	}
+	if rows, err = pi.tmpl.Rows(args); err != nil {
+		return nil, nil, err
+	}
+	return pi.tmpl.Plan(), rows, nil
+}

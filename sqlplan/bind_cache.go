@@ -1,0 +1,285 @@
+package sqlplan
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/flusslite/fluss/metadata"
+)
+
+// A prepared statement runs many times with new arguments against a
+// catalog that rarely changes. The templates below keep the part of a
+// binding that depends only on the statement and its table, so that an
+// execution binds just its arguments. They are built from, and agree
+// exactly with, the full binding: where the arguments could make the
+// result differ (an error, a NULL key, a value that is not exactly one of
+// the key column's), a template declines and the caller binds in full.
+// A template is valid for one table (TableID and SchemaID of Table) and
+// one current database; checking that the catalog still has that table
+// is the caller's part. Templates are immutable and safe to share.
+
+// LookupTemplate is a SELECT whose WHERE is nothing but `key_col = ?`
+// (or `? = key_col`, or <=>) for every primary-key column, whose select
+// list reads plain columns, and which has no GROUP BY, HAVING, DISTINCT,
+// ORDER BY, and no placeholder in LIMIT or OFFSET: the shape of a point
+// lookup by a prepared statement. Everything but the key comes from the
+// plan it was built from.
+type LookupTemplate struct {
+	plan *SelectPlan
+	keys []lookupParam
+}
+
+// lookupParam is one key conjunct: the bound column and its placeholder.
+type lookupParam struct {
+	ref   *ColumnRef
+	param *Param
+}
+
+// NewLookupTemplate returns the template of s, given plan, its binding
+// with some arguments; ok is false when s does not have the shape above
+// or plan is not a point lookup with nothing left to filter.
+func NewLookupTemplate(s *Select, plan *SelectPlan) (*LookupTemplate, bool) {
+	if s == nil || plan == nil || !s.From || s.Distinct || len(s.GroupBy) > 0 || s.Having != nil || len(s.OrderBy) > 0 ||
+		hasParam(s.Limit) || hasParam(s.Offset) {
+		return nil, false
+	}
+	if _, residual, ok := PointLookup(plan); !ok || len(residual) > 0 {
+		return nil, false
+	}
+	for _, o := range plan.Output {
+		if _, ok := o.Expr.(*ColumnRef); !ok {
+			return nil, false
+		}
+	}
+	parsed, bound := Conjuncts(s.Where), Conjuncts(plan.Where)
+	if len(parsed) != len(bound) || len(parsed) != len(plan.Table.Schema.PrimaryKey) {
+		return nil, false
+	}
+	t := &LookupTemplate{plan: plan, keys: make([]lookupParam, len(parsed))}
+	for i, c := range parsed {
+		pc, ok := c.(*Compare)
+		if !ok || pc.Op != OpEq && pc.Op != OpNullSafeEq {
+			return nil, false
+		}
+		param, ok := pc.R.(*Param)
+		if !ok {
+			if param, ok = pc.L.(*Param); !ok {
+				return nil, false
+			}
+		}
+		bc, ok := bound[i].(*Compare)
+		if !ok {
+			return nil, false
+		}
+		ref, ok := bc.L.(*ColumnRef)
+		if !ok {
+			if ref, ok = bc.R.(*ColumnRef); !ok {
+				return nil, false
+			}
+		}
+		t.keys[i] = lookupParam{ref: ref, param: param}
+	}
+	return t, true
+}
+
+func hasParam(e Expr) bool {
+	found := false
+	Walk(e, func(x Expr) bool {
+		_, found = x.(*Param)
+		return !found
+	})
+	return found
+}
+
+// Plan is the plan the template was built from. Its WHERE holds the key
+// of that binding; everything else holds for every execution.
+func (t *LookupTemplate) Plan() *SelectPlan { return t.plan }
+
+// KeyRow binds the arguments of one execution and returns the key row
+// PointLookup would return for the full binding with them. ok is false
+// when the full binding could end otherwise (an error, a NULL, a value
+// that does not convert exactly): the caller then binds in full.
+func (t *LookupTemplate) KeyRow(args []Arg) (row []any, ok bool) {
+	cols := t.plan.Table.Schema.Columns
+	row = make([]any, len(cols))
+	for _, k := range t.keys {
+		v, err := lookupArg(k.param, args)
+		if err != nil || row[k.ref.Index] != nil {
+			return nil, false
+		}
+		t := cols[k.ref.Index].Type
+		if x, isInt := v.(int64); isInt && t.IsInteger() {
+			// What the steps below come to for an integer argument and
+			// an integer key: the value when it is in the column's
+			// range, else no lookup.
+			key, err := metadata.CoerceValue(t, x)
+			if err != nil {
+				return nil, false
+			}
+			row[k.ref.Index] = key
+			continue
+		}
+		lit, err := argLiteral(v)
+		if err != nil || lit.Value == nil {
+			return nil, false
+		}
+		// As binding a comparison of a column with a placeholder does
+		// (coerceTo), without the words of an error nobody will read.
+		blit, err := coerceLiteral(lit, k.ref.T, "")
+		if err != nil || blit.T.Root == 0 || checkComparable(k.ref, blit) != nil {
+			return nil, false
+		}
+		key, exact := exactValue(blit, t)
+		if !exact {
+			return nil, false
+		}
+		row[k.ref.Index] = key
+	}
+	return row, true
+}
+
+// InsertTemplate is an INSERT ... VALUES without ON DUPLICATE KEY UPDATE,
+// bound to its table: the target columns, the auto-increment column, the
+// partial-update flag. Rows binds the VALUES of one execution.
+type InsertTemplate struct {
+	ins  *Insert
+	plan *InsertPlan // without Rows
+	// aiKey is set when the auto-increment column is part of the key;
+	// given is the number of values each VALUES row must have.
+	aiKey bool
+	given int
+}
+
+// PrepareInsert binds the argument-independent part of an INSERT: what
+// BindInsert checks before it reads a value. ok is false for statements
+// it does not cover (INSERT ... SELECT, ON DUPLICATE KEY UPDATE); the
+// caller then uses BindInsert. Errors are BindInsert's.
+func PrepareInsert(ctx context.Context, ins *Insert, cat Catalog, currentDB string) (t *InsertTemplate, ok bool, err error) {
+	if ins.Select != nil || ins.OnDup != nil {
+		return nil, false, nil
+	}
+	t, err = prepareInsert(ctx, ins, cat, currentDB)
+	return t, err == nil, err
+}
+
+// prepareInsert binds the table and target columns of ins.
+func prepareInsert(ctx context.Context, ins *Insert, cat Catalog, currentDB string) (*InsertTemplate, error) {
+	if err := refuseVirtualWrite("INSERT INTO", ins.Table, currentDB); err != nil {
+		return nil, err
+	}
+	info, err := resolveTable(ctx, cat, ins.Table, currentDB)
+	if err != nil {
+		return nil, err
+	}
+	plan := &InsertPlan{Table: info, AutoIncrement: info.AutoIncrementIndex()}
+	ai := plan.AutoIncrement
+	t := &InsertTemplate{ins: ins, plan: plan, aiKey: ai >= 0 && isKeyColumn(&info, info.Schema.Columns[ai].Name)}
+	cols := info.Schema.Columns
+	if len(ins.Columns) == 0 {
+		for i := range cols {
+			plan.Columns = append(plan.Columns, i)
+		}
+	} else {
+		seen := map[int]bool{}
+		for _, name := range ins.Columns {
+			i := info.Schema.ColumnIndex(name)
+			if i < 0 {
+				return nil, unknownColumn(name, info.Path)
+			}
+			if seen[i] {
+				return nil, errorf(metadata.ErrInvalidValue, "column %s is listed twice in the INSERT", quoteIdent(cols[i].Name))
+			}
+			seen[i] = true
+			plan.Columns = append(plan.Columns, i)
+		}
+		// A log table gets NULL in every column not listed; a primary-key
+		// table keeps the stored values (partial update), but its key,
+		// partition keys included, must be given.
+		for i, c := range cols {
+			if seen[i] {
+				continue
+			}
+			switch {
+			case i == ai:
+				// Generated: written like a listed column.
+				plan.Columns = append(plan.Columns, i)
+			case isKeyColumn(&info, c.Name):
+				return nil, errorf(metadata.ErrConstraint, "primary-key column %s is not listed: an INSERT into primary-key table %s must give every key column", quoteIdent(c.Name), info.Path)
+			case info.HasPrimaryKey():
+				plan.Partial = true
+			case c.NotNull:
+				return nil, errorf(metadata.ErrConstraint, "column %s is NOT NULL and the INSERT gives it no value", quoteIdent(c.Name))
+			}
+		}
+		// As in Fluss, only the default merge engine merges partial rows.
+		if plan.Partial && info.Config.MergeEngine != metadata.MergeLastRow {
+			return nil, errorf(metadata.ErrUnsupported, "partial update of table %s is not supported: its %s merge engine takes whole rows (list every column)", info.Path, info.Config.MergeEngine)
+		}
+	}
+	t.given = len(plan.Columns)
+	if ai >= 0 && len(ins.Columns) > 0 && plan.Columns[len(plan.Columns)-1] == ai && !containsFold(ins.Columns, cols[ai].Name) {
+		t.given-- // the generated column appended above
+	}
+	return t, nil
+}
+
+// Plan is the bound INSERT without its rows: the table, target columns,
+// auto-increment column and partial-update flag. It is shared; do not
+// modify it.
+func (t *InsertTemplate) Plan() *InsertPlan { return t.plan }
+
+// Rows binds the VALUES of one execution: full rows in schema order, each
+// value converted to its column's type, exactly as BindInsert does.
+func (t *InsertTemplate) Rows(args []Arg) ([][]any, error) {
+	info := &t.plan.Table
+	cols := info.Schema.Columns
+	ai := t.plan.AutoIncrement
+	b := binder{args: args, clause: inValues}
+	var rows [][]any
+	for r, row := range t.ins.Rows {
+		if len(row) != t.given {
+			return nil, errorf(metadata.ErrInvalidValue, "row %d has %d values, expected %d", r+1, len(row), t.given)
+		}
+		full := make([]any, len(cols))
+		for j, e := range row {
+			ci := t.plan.Columns[j]
+			col := cols[ci]
+			if _, ok := e.(*Default); ok {
+				// No column has a default but the generated one.
+				e = &Literal{}
+			}
+			raw, err := b.constant(e, col.Type)
+			if err != nil {
+				return nil, atColumn(r, col, err)
+			}
+			v, err := metadata.CoerceValue(col.Type, raw)
+			if err != nil {
+				return nil, atColumn(r, col, err)
+			}
+			if ci == ai {
+				switch {
+				case t.aiKey && v == int64(0):
+					v = nil
+				case !t.aiKey && v != nil:
+					return nil, errorf(metadata.ErrConstraint, "row %d, column %s: an auto-increment column outside the primary key takes no explicit value, as in Fluss: leave it out of the INSERT", r+1, quoteIdent(col.Name))
+				}
+				full[ci] = v
+				continue
+			}
+			if v == nil && isKeyColumn(info, col.Name) {
+				return nil, errorf(metadata.ErrConstraint, "row %d, column %s: NULL in a primary-key column", r+1, quoteIdent(col.Name))
+			}
+			if v == nil && col.NotNull {
+				return nil, errorf(metadata.ErrConstraint, "row %d, column %s: NULL in a NOT NULL column", r+1, quoteIdent(col.Name))
+			}
+			full[ci] = v
+		}
+		rows = append(rows, full)
+	}
+	return rows, nil
+}
+
+// atColumn names the row and column of a value that failed to bind.
+func atColumn(r int, col metadata.Column, err error) error {
+	return fmt.Errorf("row %d, column %s: %w", r+1, quoteIdent(col.Name), err)
+}

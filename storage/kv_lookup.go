@@ -1,0 +1,185 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/flusslite/fluss/metadata"
+)
+
+// ErrTableChanged is returned by a lookup prepared for a table that has
+// since been dropped, created again or given another schema: the caller
+// prepares it again from the current catalog.
+var ErrTableChanged = errors.New("the table changed since the lookup was prepared")
+
+// KeyLookup is a point lookup into one primary-key table, prepared once
+// from the table's description: where each key column sits, which of them
+// route to the partition and bucket, and their types. A prepared statement
+// that looks keys up keeps one, so that each execution does only the work
+// that depends on the key. It is immutable and safe for concurrent use.
+type KeyLookup struct {
+	path       metadata.TablePath
+	tableID    int64
+	schemaID   int32
+	numBuckets int
+	columns    int
+	pk         []int // every primary-key column
+	part       []int // partition keys
+	partTypes  []metadata.DataType
+	bucket     []int // bucket keys
+	bucketT    []metadata.DataType
+	phys       []int // physical primary key: the Pebble key's columns
+	physTypes  []metadata.DataType
+	need       []bool // the columns the caller reads; nil: all
+}
+
+// NewKeyLookup prepares lookups into the table info describes; it must be
+// a primary-key table (ErrUnsupported otherwise). columns, when not nil,
+// are the only columns the caller reads of the rows found: the others are
+// left NULL, which saves decoding them.
+func NewKeyLookup(info *metadata.TableInfo, columns []int) (*KeyLookup, error) {
+	if !info.HasPrimaryKey() {
+		return nil, fmt.Errorf("%w: table %s has no primary key: lookups need a primary-key table", metadata.ErrUnsupported, info.Path)
+	}
+	cols := info.Schema.Columns
+	types := func(idx []int) []metadata.DataType {
+		out := make([]metadata.DataType, len(idx))
+		for i, c := range idx {
+			out[i] = cols[c].Type
+		}
+		return out
+	}
+	l := &KeyLookup{
+		path: info.Path, tableID: info.TableID, schemaID: info.SchemaID,
+		numBuckets: info.NumBuckets, columns: len(cols),
+		pk: info.PrimaryKeyIndexes(), part: info.PartitionKeyIndexes(),
+		bucket: info.BucketKeyIndexes(), phys: info.PhysicalKeyIndexes(),
+	}
+	l.partTypes, l.bucketT, l.physTypes = types(l.part), types(l.bucket), types(l.phys)
+	if columns != nil {
+		l.need = make([]bool, len(cols))
+		for _, c := range columns {
+			if c < 0 || c >= len(cols) {
+				return nil, fmt.Errorf("%w: lookup in %s: column index %d out of range [0, %d)", metadata.ErrInvalidValue, info.Path, c, len(cols))
+			}
+			l.need[c] = true
+		}
+	}
+	return l, nil
+}
+
+// LookupKey is Lookup through a prepared lookup: the live row of the key
+// held in the primary-key columns of keyRow (values of the columns'
+// types), or found=false. A NULL key value, or a partition that does not
+// exist, finds nothing. When the table is no longer the one l was
+// prepared for it fails with ErrTableChanged.
+func (e *Engine) LookupKey(ctx context.Context, l *KeyLookup, keyRow []any) (row []any, found bool, err error) {
+	cat, err := e.readLock()
+	if err != nil {
+		return nil, false, err
+	}
+	defer e.mu.RUnlock()
+	entry, err := l.entry(cat)
+	if err != nil {
+		return nil, false, err
+	}
+	tb, key, ok, err := l.key(entry, keyRow)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	e.kvMu.Lock()
+	kb := e.kvBuckets[tb]
+	e.kvMu.Unlock()
+	if kb != nil && kb.broken != nil {
+		return nil, false, kb.broken
+	}
+	row, err = e.kvGetColumns(entry, key, l.need)
+	if err != nil || row == nil {
+		return nil, false, err
+	}
+	return row, true, nil
+}
+
+// LookupKey is Engine.LookupKey in the view: the row as it was when the
+// view was taken.
+func (v *ReadView) LookupKey(ctx context.Context, l *KeyLookup, keyRow []any) (row []any, found bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	cat, err := v.e.readLock()
+	if err != nil {
+		return nil, false, err
+	}
+	defer v.e.mu.RUnlock()
+	entry, err := l.entry(cat)
+	if err != nil {
+		return nil, false, err
+	}
+	_, key, ok, err := l.key(entry, keyRow)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	row, err = v.getColumns(entry, key, l.need)
+	if err != nil || row == nil {
+		return nil, false, err
+	}
+	return row, true, nil
+}
+
+// entry finds the table of l in cat, as long as it is the one l was
+// prepared for.
+func (l *KeyLookup) entry(cat *catalog) (*tableEntry, error) {
+	entry, err := cat.table(l.path)
+	if errors.Is(err, metadata.ErrNotFound) || err == nil && (entry.Info.TableID != l.tableID || entry.Info.SchemaID != l.schemaID) {
+		return nil, fmt.Errorf("lookup in %s: %w", l.path, ErrTableChanged)
+	}
+	return entry, err
+}
+
+// key returns the bucket and the Pebble key of keyRow's key; ok is false
+// when it cannot exist (a NULL key value, a missing partition).
+func (l *KeyLookup) key(entry *tableEntry, keyRow []any) (tb metadata.TableBucket, key []byte, ok bool, err error) {
+	if len(keyRow) != l.columns {
+		return tb, nil, false, fmt.Errorf("%w: lookup key row has %d values, table %s has %d columns", metadata.ErrInvalidValue, len(keyRow), l.path, l.columns)
+	}
+	for _, c := range l.pk {
+		if keyRow[c] == nil {
+			return tb, nil, false, nil
+		}
+	}
+	tb = metadata.TableBucket{TableID: l.tableID, PartitionID: metadata.NonPartitioned}
+	var buf [4]any // the key values of one kind, without an allocation for short keys
+	if len(l.part) > 0 {
+		pv := make([]string, len(l.part))
+		for k, c := range l.part {
+			if pv[k], err = metadata.PartitionValueString(l.partTypes[k], keyRow[c]); err != nil {
+				return tb, nil, false, fmt.Errorf("lookup in %s: partition key: %w", l.path, err)
+			}
+		}
+		p, found := entry.partitionByName(metadata.PartitionName(pv))
+		if !found {
+			return tb, nil, false, nil
+		}
+		tb.PartitionID = p.ID
+	}
+	bvals := pick(buf[:0], l.bucket, keyRow)
+	bkey, err := metadata.EncodeKey(l.bucketT, bvals)
+	if err != nil {
+		return tb, nil, false, fmt.Errorf("lookup in %s: bucket key: %w", l.path, err)
+	}
+	tb.Bucket = int32(metadata.BucketOf(bkey, l.numBuckets))
+	key, err = metadata.AppendOrderedKey(kvDataPrefix(tb), l.physTypes, pick(buf[:0], l.phys, keyRow))
+	if err != nil {
+		return tb, nil, false, fmt.Errorf("lookup in %s: %w", l.path, err)
+	}
+	return tb, key, true, nil
+}
+
+// pick appends the values of the columns idx of row to dst.
+func pick(dst []any, idx []int, row []any) []any {
+	for _, c := range idx {
+		dst = append(dst, row[c])
+	}
+	return dst
+}

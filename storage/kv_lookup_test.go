@@ -1,0 +1,170 @@
+package storage
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flusslite/fluss/metadata"
+)
+
+// A prepared lookup finds what Lookup finds, in a partitioned table too,
+// reads a view's state in the view, and refuses a table that changed.
+func TestKeyLookup(t *testing.T) {
+	e, _ := testEngine(t, "", nil)
+	info, err := e.CreateTable(ctx, metadata.TableDescriptor{
+		Path: path("pk"),
+		Schema: metadata.Schema{Columns: []metadata.Column{
+			col("r", metadata.StringType()),
+			col("id", metadata.IntType()),
+			col("v", metadata.StringType()),
+		}, PrimaryKey: []string{"r", "id"}},
+		PartitionKeys: []string{"r"},
+		Options:       map[string]string{metadata.OptBucketNum: "3"},
+	}, false)
+	require.NoError(t, err)
+	_, err = e.Upsert(ctx, path("pk"), [][]any{{"eu", int64(1), "a"}, {"eu", int64(2), "b"}, {"us", int64(1), "c"}}, UpsertOptions{})
+	require.NoError(t, err)
+	l, err := NewKeyLookup(&info, nil)
+	require.NoError(t, err)
+
+	for _, c := range []struct {
+		key   []any
+		found bool
+		v     any
+	}{
+		{[]any{"eu", int64(1), nil}, true, "a"},
+		{[]any{"eu", int64(2), nil}, true, "b"},
+		{[]any{"us", int64(1), nil}, true, "c"},
+		{[]any{"us", int64(2), nil}, false, nil}, // no such key
+		{[]any{"jp", int64(1), nil}, false, nil}, // no such partition
+		{[]any{"eu", nil, nil}, false, nil},      // a NULL key finds nothing
+	} {
+		row, found, err := e.LookupKey(ctx, l, c.key)
+		require.NoError(t, err, "%v", c.key)
+		require.Equal(t, c.found, found, "%v", c.key)
+		want, wantFound, err := e.Lookup(ctx, path("pk"), c.key)
+		require.NoError(t, err)
+		require.Equal(t, wantFound, found, "%v: as Lookup", c.key)
+		require.Equal(t, want, row, "%v: as Lookup", c.key)
+		if found {
+			require.Equal(t, c.v, row[2])
+		}
+	}
+	_, _, err = e.LookupKey(ctx, l, []any{"eu", int64(1)})
+	require.ErrorIs(t, err, metadata.ErrInvalidValue, "a key row of the wrong width")
+
+	// Reading only v leaves the other columns NULL.
+	lv, err := NewKeyLookup(&info, []int{2})
+	require.NoError(t, err)
+	row, found, err := e.LookupKey(ctx, lv, []any{"us", int64(1), nil})
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Equal(t, []any{nil, nil, "c"}, row)
+	_, err = NewKeyLookup(&info, []int{3})
+	require.ErrorIs(t, err, metadata.ErrInvalidValue)
+
+	// A view reads the state it was taken at.
+	v, err := e.ReadView(ctx)
+	require.NoError(t, err)
+	defer v.Close()
+	_, err = e.Upsert(ctx, path("pk"), [][]any{{"eu", int64(1), "a2"}, {"us", int64(2), "d"}}, UpsertOptions{})
+	require.NoError(t, err)
+	row, found, err = v.LookupKey(ctx, l, []any{"eu", int64(1), nil})
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Equal(t, "a", row[2])
+	_, found, err = v.LookupKey(ctx, l, []any{"us", int64(2), nil})
+	require.NoError(t, err)
+	require.False(t, found, "written after the view")
+	row, found, err = e.LookupKey(ctx, l, []any{"eu", int64(1), nil})
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Equal(t, "a2", row[2])
+
+	// Dropped, then created again with the same name: another table.
+	require.NoError(t, e.DropTable(ctx, path("pk"), false))
+	_, _, err = e.LookupKey(ctx, l, []any{"eu", int64(1), nil})
+	require.ErrorIs(t, err, ErrTableChanged)
+	createPK(t, e, "pk", nil)
+	_, _, err = e.LookupKey(ctx, l, []any{"eu", int64(1), nil})
+	require.ErrorIs(t, err, ErrTableChanged)
+	_, _, err = v.LookupKey(ctx, l, []any{"eu", int64(1), nil})
+	require.ErrorIs(t, err, ErrTableChanged)
+
+	log := createTable(t, e, "log", []metadata.Column{col("id", metadata.IntType())}, nil, nil)
+	_, err = NewKeyLookup(&log, nil)
+	require.ErrorIs(t, err, metadata.ErrUnsupported)
+}
+
+// Consecutive appends to one table are buffered as one write, without
+// touching the callers' slices, and commit to the same state as the
+// separate writes would.
+func TestWriteBufferMergesAppends(t *testing.T) {
+	writes := func() []Write {
+		one := func(p string, id int) Write {
+			rows := make([][]any, 1, 4) // spare capacity a merge must not write into
+			rows[0] = []any{int64(id), p}
+			return Write{Path: path("ev"), Kind: WriteAppend, Rows: rows}
+		}
+		return []Write{
+			one("a", 1), one("b", 2), one("a", 3), one("a", 4), one("b", 5),
+			{Path: path("kv"), Kind: WriteUpsert, Rows: [][]any{{"v1", 1, 1}}},
+			one("a", 6), one("a", 7),
+			{Path: path("ev"), Kind: WriteAppend, Rows: evRows("b", 8, 9, 10)},
+		}
+	}
+	separate, _ := testEngine(t, "", nil)
+	createCommitTables(t, separate)
+	_, err := separate.Commit(ctx, writes())
+	require.NoError(t, err)
+
+	merged, _ := testEngine(t, "", nil)
+	createCommitTables(t, merged)
+	v, err := merged.ReadView(ctx)
+	require.NoError(t, err)
+	defer v.Close()
+	buf := v.NewWriteBuffer()
+	in := writes()
+	for _, w := range in {
+		res, err := buf.Add(ctx, w)
+		require.NoError(t, err)
+		require.EqualValues(t, len(w.Rows), res.RowsAffected)
+	}
+	got := buf.Writes()
+	require.Len(t, got, 3, "ev, kv, ev")
+	require.Len(t, got[0].Rows, 5)
+	require.Len(t, got[2].Rows, 5)
+	for i, w := range in {
+		if w.Path == path("ev") && len(w.Rows) == 1 {
+			require.Nil(t, w.Rows[:2][1], "write %d: its spare capacity was written", i)
+		}
+	}
+	_, err = merged.Commit(ctx, got)
+	require.NoError(t, err)
+	require.Equal(t, commitState(t, separate), commitState(t, merged))
+}
+
+// Point reads of flushed rows are served from the block cache. (Pebble
+// charges its memtables to the cache, so a cache no larger than the
+// memtables held no block at all once they had grown: openKv sizes it
+// for both.)
+func TestKvBlockCacheHoldsBlocks(t *testing.T) {
+	e, _ := testEngine(t, t.TempDir(), func(o *Options) { o.Sync = false })
+	createPK(t, e, "t", nil)
+	for i := range 12 {
+		upsert(t, e, "t", []any{"v", int64(i), int64(i)})
+		require.NoError(t, e.kv.Flush())
+	}
+	for range 3 {
+		for i := range 12 {
+			row, found, err := e.Lookup(ctx, path("t"), []any{nil, int64(i), nil})
+			require.NoError(t, err)
+			require.True(t, found)
+			require.Equal(t, int64(i), row[2])
+		}
+	}
+	m := e.kv.Metrics()
+	require.Positive(t, m.BlockCache.Count, "blocks are cached")
+	require.Positive(t, m.BlockCache.Hits, "reads hit the cache")
+}
