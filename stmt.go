@@ -33,6 +33,8 @@ type Stmt struct {
 	// execution; valid when numInputSet.
 	numInput    int
 	numInputSet bool
+	// argBuf holds the arguments of a write while it runs.
+	argBuf []sqlplan.Arg
 }
 
 var (
@@ -90,6 +92,18 @@ func valuesToNamed(args []driver.Value) []driver.NamedValue {
 	return out
 }
 
+// writeArgs is toArgs into a slice the statement reuses: a write is done
+// with its arguments when it returns (binding copies the values out), and
+// a statement runs one execution at a time.
+func (s *Stmt) writeArgs(args []driver.NamedValue) []sqlplan.Arg {
+	out := s.argBuf[:0]
+	for _, a := range args {
+		out = append(out, sqlplan.Arg{Ordinal: a.Ordinal, Name: a.Name, Value: a.Value})
+	}
+	s.argBuf = out
+	return out
+}
+
 func toArgs(args []driver.NamedValue) []sqlplan.Arg {
 	out := make([]sqlplan.Arg, len(args))
 	for i, a := range args {
@@ -120,7 +134,9 @@ func (s *Stmt) exec(ctx context.Context, args []driver.NamedValue) (driver.Resul
 	}
 	switch s.parsed.(type) {
 	case *sqlplan.Insert, *sqlplan.Update, *sqlplan.Delete:
-		res, err := s.write(ctx, toArgs(args))
+		wargs := s.writeArgs(args)
+		res, err := s.write(ctx, wargs)
+		clear(wargs) // the values are the caller's, not the statement's to keep
 		if err != nil {
 			return nil, s.wrapErr(err)
 		}

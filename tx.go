@@ -129,13 +129,24 @@ func (c *Conn) readView() *storage.ReadView {
 // rows it affects; ok is false outside a transaction, where the caller
 // writes itself. The caller has passed checkTxWrite.
 func (c *Conn) txWrite(ctx context.Context, w storage.Write) (n int64, ok bool, err error) {
+	return c.txWriteChecked(ctx, w, nil)
+}
+
+// txWriteChecked is txWrite for rows already checked against the table
+// (nil: not checked), which the buffer need not check again.
+func (c *Conn) txWriteChecked(ctx context.Context, w storage.Write, checked *storage.CheckedRows) (n int64, ok bool, err error) {
 	if c.tx == nil {
 		return 0, false, nil
 	}
 	if c.tx.buf == nil {
 		return 0, true, fmt.Errorf("write to %s in a read-only transaction: %w", w.Path, metadata.ErrReadOnly)
 	}
-	res, err := c.tx.buf.Add(ctx, w)
+	var res storage.WriteResult
+	if checked != nil {
+		res, err = c.tx.buf.AddChecked(ctx, w, *checked)
+	} else {
+		res, err = c.tx.buf.Add(ctx, w)
+	}
 	return res.RowsAffected, true, err
 }
 

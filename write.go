@@ -43,7 +43,10 @@ func (s *Stmt) insert(ctx context.Context, ins *sqlplan.Insert, args []sqlplan.A
 			w.Upsert.TargetColumns = plan.Columns
 		}
 	}
-	n, err := s.apply(ctx, w)
+	// Binding coerced every value to its column and refused NULL in NOT
+	// NULL columns; generated values are coerced too.
+	checked := &storage.CheckedRows{TableID: plan.Table.TableID, SchemaID: plan.Table.SchemaID}
+	n, err := s.applyChecked(ctx, w, checked)
 	if err != nil {
 		return result{}, err
 	}
@@ -53,7 +56,13 @@ func (s *Stmt) insert(ctx context.Context, ins *sqlplan.Insert, args []sqlplan.A
 // apply writes w now, or buffers it in the connection's transaction, and
 // returns the rows it affects.
 func (s *Stmt) apply(ctx context.Context, w storage.Write) (int64, error) {
-	if n, ok, err := s.conn.txWrite(ctx, w); ok {
+	return s.applyChecked(ctx, w, nil)
+}
+
+// applyChecked is apply for rows checked against the table (nil: not
+// checked).
+func (s *Stmt) applyChecked(ctx context.Context, w storage.Write, checked *storage.CheckedRows) (int64, error) {
+	if n, ok, err := s.conn.txWriteChecked(ctx, w, checked); ok {
 		return n, err
 	}
 	res, err := s.engine().Commit(ctx, []storage.Write{w})

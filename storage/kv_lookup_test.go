@@ -168,3 +168,44 @@ func TestKvBlockCacheHoldsBlocks(t *testing.T) {
 	require.Positive(t, m.BlockCache.Count, "blocks are cached")
 	require.Positive(t, m.BlockCache.Hits, "reads hit the cache")
 }
+
+// AddChecked skips checking the rows of an append only when they cannot
+// fail the check: the table is the one they were checked against and has
+// no partition or bucket keys. Commit checks them in any case.
+func TestWriteBufferAddChecked(t *testing.T) {
+	e, _ := testEngine(t, "", nil)
+	lg := createTable(t, e, "lg", []metadata.Column{{Name: "id", Type: metadata.BigIntType(), NotNull: true}, col("s", metadata.StringType())}, nil, map[string]string{metadata.OptBucketNum: "2"})
+	createCommitTables(t, e)
+	ev, err := e.TableInfo(ctx, path("ev"))
+	require.NoError(t, err)
+	v, err := e.ReadView(ctx)
+	require.NoError(t, err)
+	defer v.Close()
+	same := CheckedRows{TableID: lg.TableID, SchemaID: lg.SchemaID}
+
+	buf := v.NewWriteBuffer()
+	res, err := buf.AddChecked(ctx, Write{Path: path("lg"), Kind: WriteAppend, Rows: [][]any{{int64(1), "a"}, {int64(2), nil}}}, same)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, res.RowsAffected)
+	// Not as promised: taken on trust, refused by Commit.
+	_, err = buf.AddChecked(ctx, Write{Path: path("lg"), Kind: WriteAppend, Rows: [][]any{{"x", "b"}}}, same)
+	require.NoError(t, err)
+	require.Len(t, buf.Writes(), 1, "merged")
+	_, err = e.Commit(ctx, buf.Writes())
+	require.ErrorIs(t, err, metadata.ErrInvalidValue)
+
+	// Checked against another table, of the wrong width, or into a
+	// partitioned table: checked here.
+	buf = v.NewWriteBuffer()
+	_, err = buf.AddChecked(ctx, Write{Path: path("lg"), Kind: WriteAppend, Rows: [][]any{{"x", "b"}}}, CheckedRows{TableID: lg.TableID + 100, SchemaID: lg.SchemaID})
+	require.ErrorIs(t, err, metadata.ErrInvalidValue)
+	_, err = buf.AddChecked(ctx, Write{Path: path("lg"), Kind: WriteAppend, Rows: [][]any{{int64(1)}}}, same)
+	require.ErrorIs(t, err, metadata.ErrInvalidValue)
+	_, err = buf.AddChecked(ctx, Write{Path: path("ev"), Kind: WriteAppend, Rows: [][]any{{int64(1), nil}}}, CheckedRows{TableID: ev.TableID, SchemaID: ev.SchemaID})
+	require.ErrorIs(t, err, metadata.ErrConstraint, "a NULL partition key")
+	require.Empty(t, buf.Writes())
+	_, err = buf.AddChecked(ctx, Write{Path: path("lg"), Kind: WriteAppend, Rows: [][]any{{int64(3), "c"}}}, same)
+	require.NoError(t, err)
+	_, err = e.Commit(ctx, buf.Writes())
+	require.NoError(t, err)
+}

@@ -195,15 +195,20 @@ func (e *Engine) snapshotBucket(entry *tableEntry, tb metadata.TableBucket) (kvS
 	if err != nil {
 		return kvSnap{}, err
 	}
+	// The latest snapshot is copied under the lock: readers pin it
+	// (its pins field) concurrently.
 	kb.mu.Lock()
-	var latest *kvSnap
+	var (
+		latest    kvSnap
+		hasLatest bool
+	)
 	if n := len(kb.mu.snaps); n > 0 {
-		latest = kb.mu.snaps[n-1]
+		latest, hasLatest = *kb.mu.snaps[n-1], true
 	}
 	id := kb.mu.nextID
 	kb.mu.Unlock()
-	if latest != nil && latest.logOffset == off {
-		return *latest, nil
+	if hasLatest && latest.logOffset == off {
+		return latest, nil
 	}
 	s, err := e.writeKvSnapshot(entry, tb, ps, id, off)
 	if err != nil {

@@ -366,6 +366,29 @@ func (b *WriteBuffer) Wrote(path metadata.TablePath) bool { return b.tables[path
 // kind of write, every row fits its table), counts the rows it affects and
 // buffers it. A write that fails the check is not buffered.
 func (b *WriteBuffer) Add(ctx context.Context, w Write) (WriteResult, error) {
+	return b.add(ctx, w, nil)
+}
+
+// CheckedRows names the table a write's rows were checked against: full
+// rows in schema order, every value coerced to its column's type
+// (metadata.CoerceValue) and no NULL in a NOT NULL column, as binding an
+// INSERT leaves them.
+type CheckedRows struct {
+	TableID  int64
+	SchemaID int32
+}
+
+// AddChecked is Add for rows the caller has checked against the table
+// (see CheckedRows). When the table is still that one, an append to a
+// table without partition and bucket keys, whose rows then cannot fail
+// the check, is buffered without checking them again. Commit checks every
+// row in any case: a caller whose rows are not as promised gets its error
+// from Commit instead.
+func (b *WriteBuffer) AddChecked(ctx context.Context, w Write, checked CheckedRows) (WriteResult, error) {
+	return b.add(ctx, w, &checked)
+}
+
+func (b *WriteBuffer) add(ctx context.Context, w Write, checked *CheckedRows) (WriteResult, error) {
 	if err := ctx.Err(); err != nil {
 		return WriteResult{}, err
 	}
@@ -384,6 +407,14 @@ func (b *WriteBuffer) Add(ctx context.Context, w Write) (WriteResult, error) {
 	case WriteAppend:
 		if info.HasPrimaryKey() {
 			return WriteResult{}, fmt.Errorf("%w: table %s has a primary key: appends are for log tables", metadata.ErrUnsupported, w.Path)
+		}
+		if checked != nil && checked.TableID == info.TableID && checked.SchemaID == info.SchemaID &&
+			len(info.PartitionKeys) == 0 && len(info.BucketKeys) == 0 && fullRows(w.Rows, len(info.Schema.Columns)) {
+			res := WriteResult{RowsAffected: int64(len(w.Rows))}
+			if !b.mergeAppend(w) {
+				b.push(w)
+			}
+			return res, nil
 		}
 	case WriteUpsert, WriteDelete:
 		if !info.HasPrimaryKey() {
@@ -412,10 +443,25 @@ func (b *WriteBuffer) Add(ctx context.Context, w Write) (WriteResult, error) {
 	} else if res.RowsAffected, err = b.merge(entry, w.Kind == WriteDelete, target, &routed); err != nil {
 		return WriteResult{}, err
 	}
+	b.push(w)
+	return res, nil
+}
+
+// push buffers w as a write of its own.
+func (b *WriteBuffer) push(w Write) {
 	b.writes = append(b.writes, w)
 	b.ownRows = false
 	b.tables[w.Path] = true
-	return res, nil
+}
+
+// fullRows reports whether every row has n values.
+func fullRows(rows [][]any, n int) bool {
+	for _, r := range rows {
+		if len(r) != n {
+			return false
+		}
+	}
+	return true
 }
 
 // mergeAppend adds the rows of append w to the last buffered write when
