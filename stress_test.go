@@ -260,7 +260,7 @@ func stressCheck(logRows, kvRows [][]int64, atLeast [stressWriters]int64) error 
 			}
 			seq, found := slots[[2]int64{w, slot}]
 			if found != ok || (ok && seq != want) {
-				return fmt.Errorf("writer %d: slot %d holds %d (found %v) in the state after seq %d, want %d", w, slot, seq, found, m, want)
+				return fmt.Errorf("writer %d: slot %d holds %d (found %v) in the state after seq %d, want %d; rows %v", w, slot, seq, found, m, want, kvRows)
 			}
 		}
 	}

@@ -15,9 +15,8 @@ import (
 // fluss.AppendArrow, each call durable when it returns. Background tiering and KV snapshots
 // are off so that the harness decides when they happen.
 type flussEngine struct {
-	dir     string
-	sqlDB   *sql.DB
-	perStmt int
+	dir   string
+	sqlDB *sql.DB
 	// tier and tiered are the timing of the one tiering round of tl, the
 	// lake-enabled copy of t (W5), and the rows it moved.
 	tier   time.Duration
@@ -27,12 +26,12 @@ type flussEngine struct {
 
 const flussDSNOptions = "?sync=on&tiering=off&kv.snapshot.interval=0"
 
-func openFluss(dir string, perStmt int) (*flussEngine, error) {
+func openFluss(dir string) (*flussEngine, error) {
 	db, err := sql.Open("fluss", dir+flussDSNOptions)
 	if err != nil {
 		return nil, err
 	}
-	return &flussEngine{dir: dir, sqlDB: db, perStmt: perStmt}, nil
+	return &flussEngine{dir: dir, sqlDB: db}, nil
 }
 
 func (e *flussEngine) name() string       { return "fluss" }

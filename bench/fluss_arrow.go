@@ -86,6 +86,55 @@ func (e *flussEngine) appendBulk(ctx context.Context, g gen, rows int) (time.Dur
 	return time.Since(start), err
 }
 
+// appendReady builds rows rows of g as record batches, then times only
+// writing them with AppendArrow into a fresh table.
+func (e *flussEngine) appendReady(ctx context.Context, g gen, rows int) (time.Duration, error) {
+	e.w7++
+	table := fmt.Sprintf("w7_%d", e.w7)
+	if _, err := e.sqlDB.ExecContext(ctx, `CREATE TABLE `+table+` (`+flussColumns+`) WITH ('bucket.num' = '4')`); err != nil {
+		return 0, err
+	}
+	defer e.sqlDB.ExecContext(ctx, `DROP TABLE `+table)
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	b := array.NewRecordBuilder(memory.DefaultAllocator, flussArrowSchema(false))
+	defer b.Release()
+	for lo := 0; lo < rows; lo += arrowBatchRows {
+		for i := lo; i < min(lo+arrowBatchRows, rows); i++ {
+			r := g.at(int64(i), 0)
+			b.Field(0).(*array.Int64Builder).Append(r.id)
+			b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(r.ts.UnixMilli()))
+			b.Field(2).(*array.Int32Builder).Append(r.k)
+			b.Field(3).(*array.Float64Builder).Append(r.v)
+			b.Field(4).(*array.StringBuilder).Append(r.s)
+		}
+		recs = append(recs, b.NewRecordBatch())
+	}
+	conn, err := e.sqlDB.Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	start := time.Now()
+	var n int64
+	for _, rec := range recs {
+		m, err := fluss.AppendArrow(ctx, conn, table, rec)
+		if err != nil {
+			return 0, err
+		}
+		n += m
+	}
+	d := time.Since(start)
+	if n != int64(rows) {
+		return 0, fmt.Errorf("AppendArrow into %s wrote %d rows, want %d", table, n, rows)
+	}
+	return d, nil
+}
+
 // arrowScan reads t through fluss.QueryArrow.
 func (e *flussEngine) arrowScan(ctx context.Context) (int64, error) {
 	conn, err := e.sqlDB.Conn(ctx)

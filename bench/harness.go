@@ -69,7 +69,7 @@ type harness struct {
 func newHarness(ctx context.Context, cfg config, dir string) (*harness, error) {
 	h := &harness{cfg: cfg, dir: dir, g: newGen(cfg.rows), byID: map[string]*result{}}
 	var err error
-	if h.fluss, err = openFluss(filepath.Join(dir, "fluss"), cfg.perStmt); err != nil {
+	if h.fluss, err = openFluss(filepath.Join(dir, "fluss")); err != nil {
 		return nil, err
 	}
 	if h.duck, err = openDuck(filepath.Join(dir, "duck.db")); err != nil {
@@ -365,6 +365,15 @@ func (h *harness) w7(ctx context.Context) {
 	h.measure(r, h.engines, func(e engine) (float64, error) {
 		d, err := e.appendBulk(ctx, h.g, spec.rows)
 		return rate(int64(spec.rows), d, err)
+	})
+	// The bar of AppendArrow is about the API: records the caller already
+	// has, written durably. Building them from Go values (W7c) is the
+	// caller's cost, not the write's.
+	bulk := int(min(int64(h.cfg.arrowRows), h.g.n))
+	r = h.res("W7d", fmt.Sprintf("AppendArrow of %d ready record batches of 64K rows", (bulk+arrowBatchRows-1)/arrowBatchRows), "rows/s", true)
+	h.measure(r, []engine{h.fluss}, func(engine) (float64, error) {
+		d, err := h.fluss.appendReady(ctx, h.g, bulk)
+		return rate(int64(bulk), d, err)
 	})
 }
 

@@ -37,9 +37,9 @@ type config struct {
 	runs       int
 	out        string
 	dir        string
-	perStmt    int
 	lookups    int
 	insertRows int
+	arrowRows  int
 	insertTime time.Duration
 	lookupTime time.Duration
 	rssSizes   []int64
@@ -59,9 +59,9 @@ func main() {
 	flag.IntVar(&cfg.runs, "runs", 3, "times each workload runs; the table shows the median")
 	flag.StringVar(&cfg.out, "out", "", "directory for results.csv, bars.csv, machine.txt and ratios.png (none: print only)")
 	flag.StringVar(&cfg.dir, "dir", "", "directory for the databases (default: a temporary directory, removed afterwards)")
-	flag.IntVar(&cfg.perStmt, "batch", 10_000, "rows per prepared INSERT statement of fluss's load")
 	flag.IntVar(&cfg.lookups, "lookups", 10_000, "point lookups per W6 run")
 	flag.IntVar(&cfg.insertRows, "insert-rows", 100_000, "rows per W7 run (at most -rows)")
+	flag.IntVar(&cfg.arrowRows, "arrow-rows", 2_000_000, "rows per W7d run, AppendArrow of ready records (at most -rows)")
 	flag.DurationVar(&cfg.insertTime, "insert-time", time.Second, "a W7 run stops after the statement that passes this")
 	flag.DurationVar(&cfg.lookupTime, "lookup-time", 500*time.Millisecond, "a W6 run stops after this, once it has 1,000 lookups")
 	flag.StringVar(&rssList, "rss", "1000000,10000000", "row counts at which W1's peak RSS is measured (those above -rows are skipped; -rows itself always is)")
@@ -77,8 +77,8 @@ func main() {
 		}
 		return
 	}
-	if cfg.rows < 1000 || cfg.runs < 1 || cfg.perStmt < 1 || cfg.lookups < 1 || cfg.insertRows < 1 {
-		log.Fatal("-rows must be at least 1000; -runs, -batch, -lookups and -insert-rows at least 1")
+	if cfg.rows < 1000 || cfg.runs < 1 || cfg.lookups < 1 || cfg.insertRows < 1 || cfg.arrowRows < 1 {
+		log.Fatal("-rows must be at least 1000; -runs, -lookups, -insert-rows and -arrow-rows at least 1")
 	}
 	for _, f := range strings.Split(rssList, ",") {
 		if f = strings.TrimSpace(f); f == "" {

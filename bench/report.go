@@ -159,7 +159,7 @@ func (h *harness) bars() []bar {
 	w7, ok7 := get("W7", colFluss)
 	s7, okS7 := get("W7", colSQLite)
 	check("W7 prepared INSERT at least SQLite's rows/s", w7, s7, ok7, okS7, 1, false, "fluss/SQLite rows/s")
-	a7, okA7 := get("W7c", colFluss)
+	a7, okA7 := get("W7d", colFluss)
 	check("W7 AppendArrow at least 5 million rows/s", a7, 1e6, okA7, true, 5, false, "million rows/s")
 	w8, ok8 := get("W8", colFluss)
 	d8, okD8 := get("W8", colDuck)

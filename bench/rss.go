@@ -126,7 +126,7 @@ func (h *harness) measureRSS(ctx context.Context) error {
 			}
 		} else {
 			dir := filepath.Join(h.dir, fmt.Sprintf("fluss-rss-%d", s))
-			if err := loadFlussT(ctx, dir, s, h.cfg.perStmt); err != nil {
+			if err := loadFlussT(ctx, dir, s); err != nil {
 				return fmt.Errorf("load fluss for the RSS at %d rows: %w", s, err)
 			}
 			for run := 0; run < h.cfg.runs; run++ {
@@ -145,8 +145,8 @@ func (h *harness) measureRSS(ctx context.Context) error {
 }
 
 // loadFlussT creates a fluss database in dir holding table t of n rows.
-func loadFlussT(ctx context.Context, dir string, n int64, perStmt int) error {
-	e, err := openFluss(dir, perStmt)
+func loadFlussT(ctx context.Context, dir string, n int64) error {
+	e, err := openFluss(dir)
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func loadFlussT(ctx context.Context, dir string, n int64, perStmt int) error {
 		return errors.Join(err, e.close())
 	}
 	g := newGen(n)
-	if err := insertBatched(ctx, e.sqlDB, "INSERT", "t", 5, perStmt, 0, n, fillRow(g, 0)); err != nil {
+	if err := e.appendArrow(ctx, "t", false, 0, n, g.row0); err != nil {
 		return errors.Join(err, e.close())
 	}
 	fmt.Printf("  loaded %d rows into fluss for the RSS figure in %v\n", n, time.Since(start).Round(time.Millisecond))

@@ -12,13 +12,25 @@ import (
 // integer column: open addressing with linear probing over flat slices,
 // so a lookup hashes one word and touches one or two cache lines, with no
 // per-key allocation or interface call as a Go map of boxed keys has.
+//
+// Keys in [0, denseKeys), the common case of small codes (a status, a
+// bucket of 1,000, a year), skip the hash: dense holds value+1 at index
+// key, grown to the largest such key seen, so a lookup is one load.
 type intMap struct {
 	keys []int64
 	// ids holds value+1 per slot; 0 marks an empty slot.
 	ids   []int32
-	n     int
+	n     int   // keys in all
+	hashN int   // keys in the hash slots
 	shift uint8 // 64 - log2(len(keys))
+	dense []int32
 }
+
+// denseKeys bounds the keys dense holds: 256 KiB of ids at most.
+const denseKeys = 1 << 16
+
+// denseSlot is what lookup returns as the slot of an absent dense key.
+const denseSlot = -1
 
 func newIntMap() *intMap {
 	m := &intMap{}
@@ -52,6 +64,12 @@ func (m *intMap) slot(k int64) int {
 // lookup returns k's value, or the slot to insert k into when it is
 // absent.
 func (m *intMap) lookup(k int64) (v int32, slot int, ok bool) {
+	if uint64(k) < denseKeys {
+		if uint64(k) < uint64(len(m.dense)) && m.dense[k] != 0 {
+			return m.dense[k] - 1, 0, true
+		}
+		return 0, denseSlot, false
+	}
 	mask := len(m.ids) - 1
 	h := m.slot(k)
 	for {
@@ -69,10 +87,21 @@ func (m *intMap) lookup(k int64) (v int32, slot int, ok bool) {
 // insert adds k, which lookup did not find, with value v (at least 0) at
 // the slot lookup returned.
 func (m *intMap) insert(slot int, k int64, v int32) {
+	if slot == denseSlot {
+		if int(k) >= len(m.dense) {
+			grown := make([]int32, min(denseKeys, max(64, 1<<bits.Len64(uint64(k)))))
+			copy(grown, m.dense)
+			m.dense = grown
+		}
+		m.dense[k] = v + 1
+		m.n++
+		return
+	}
 	m.keys[slot], m.ids[slot] = k, v+1
 	m.n++
+	m.hashN++
 	// Keep the load at most one half so probes stay short.
-	if 2*m.n > len(m.ids) {
+	if 2*m.hashN > len(m.ids) {
 		m.resize(2 * len(m.ids))
 	}
 }
@@ -95,6 +124,13 @@ func intIDs[T intValues](m *intMap, vals []T, arr arrow.Array, rows []int32, ids
 			v = onNull(r)
 		} else {
 			k := int64(vals[r])
+			if uint64(k) < uint64(len(m.dense)) && m.dense[k] != 0 {
+				// The dense keys' fast path, inline.
+				if ids != nil {
+					ids[i] = m.dense[k] - 1
+				}
+				continue
+			}
 			var slot int
 			var ok bool
 			if v, slot, ok = m.lookup(k); !ok {

@@ -47,7 +47,9 @@ func TestSelectionKernelsMatchRowPath(t *testing.T) {
 
 func TestIntMap(t *testing.T) {
 	m := newIntMap()
-	keys := []int64{0, -1, 1, math.MinInt64, math.MaxInt64}
+	// Small non-negative keys take the dense table (growing it several
+	// times), the rest the hash; 65535 and 65536 sit on the border.
+	keys := []int64{0, -1, 1, math.MinInt64, math.MaxInt64, 65535, 65536, 63, 64, 200}
 	for i := range int64(100_000) {
 		keys = append(keys, i*1000-7)
 	}

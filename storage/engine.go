@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -703,17 +704,28 @@ func (e *Engine) ListPartitions(ctx context.Context, path metadata.TablePath) ([
 
 // ListOffsets returns each bucket's log start offset (OffsetEarliest) or
 // high watermark (OffsetLatest). A bucket never written to has both 0.
+//
+// The high watermarks are one cut: every commit that touches the buckets
+// is in all of them or in none (the buckets are locked together, as a
+// commit locks them, while they are read). A scan planned at them sees a
+// table as it was at one instant, as a statement of SQLite or DuckDB
+// does, not one bucket before a commit and another after it.
 func (e *Engine) ListOffsets(ctx context.Context, buckets []metadata.TableBucket, spec metadata.OffsetSpec) (map[metadata.TableBucket]int64, error) {
 	cat, err := e.readLock()
 	if err != nil {
 		return nil, err
 	}
 	defer e.mu.RUnlock()
-	out := make(map[metadata.TableBucket]int64, len(buckets))
 	for _, tb := range buckets {
 		if err := checkBucket(cat, tb); err != nil {
 			return nil, err
 		}
+	}
+	if spec == metadata.OffsetLatest {
+		return e.latestOffsetsCut(buckets), nil
+	}
+	out := make(map[metadata.TableBucket]int64, len(buckets))
+	for _, tb := range buckets {
 		t := e.tablet(tb)
 		switch spec {
 		case metadata.OffsetEarliest:
@@ -722,17 +734,42 @@ func (e *Engine) ListOffsets(ctx context.Context, buckets []metadata.TableBucket
 			} else {
 				out[tb] = 0
 			}
-		case metadata.OffsetLatest:
-			if t != nil {
-				out[tb] = t.hw.Load()
-			} else {
-				out[tb] = 0
-			}
 		default:
 			return nil, fmt.Errorf("%w: offset spec %d", metadata.ErrUnsupported, spec)
 		}
 	}
 	return out, nil
+}
+
+// latestOffsetsCut reads the high watermarks of buckets with their
+// tablets locked in commitLocked's order. tabletsMu is held until all are
+// locked, as ReadView does: a commit creates its tablets before it locks
+// any, so none can write a bucket found without a tablet (reported 0)
+// and one with a tablet within the cut.
+func (e *Engine) latestOffsetsCut(buckets []metadata.TableBucket) map[metadata.TableBucket]int64 {
+	out := make(map[metadata.TableBucket]int64, len(buckets))
+	e.tabletsMu.Lock()
+	tablets := make([]*logTablet, 0, len(buckets))
+	for _, tb := range buckets {
+		if t := e.tablets[tb]; t != nil {
+			tablets = append(tablets, t)
+		} else {
+			out[tb] = 0
+		}
+	}
+	slices.SortFunc(tablets, func(a, b *logTablet) int {
+		return cmp.Or(cmp.Compare(a.tb.TableID, b.tb.TableID), cmp.Compare(a.tb.PartitionID, b.tb.PartitionID), cmp.Compare(a.tb.Bucket, b.tb.Bucket))
+	})
+	tablets = slices.CompactFunc(tablets, func(a, b *logTablet) bool { return a == b })
+	for _, t := range tablets {
+		t.mu.Lock()
+	}
+	e.tabletsMu.Unlock()
+	for _, t := range tablets {
+		out[t.tb] = t.hw.Load()
+		t.mu.Unlock()
+	}
+	return out
 }
 
 // checkBucket verifies that tb names an existing bucket.

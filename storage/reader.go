@@ -247,8 +247,7 @@ func (r *LogReader) step() (ok bool, err error) {
 		}
 		raw = r.scratch[:h.Size()]
 	} else {
-		buf = memory.NewResizableBuffer(r.mem)
-		buf.Resize(int(h.Size()))
+		buf = batchPool.newBuffer(int(h.Size()))
 		raw = buf.Bytes()
 	}
 	fail := func(err error) (bool, error) {

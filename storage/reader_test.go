@@ -112,7 +112,7 @@ func TestEmptyProjectionDecodesNothing(t *testing.T) {
 	}
 	tb := bucket(info, 0)
 	for _, start := range []int64{0, 3, 70, 139} {
-		before := counting.n.Load()
+		before, pooled := counting.n.Load(), batchPool.buffers.Load()
 		r, err := e.ReadLog(ctx, tb, start, -1, ReadOptions{Projection: []int{}})
 		require.NoError(t, err)
 		var rows int64
@@ -126,16 +126,17 @@ func TestEmptyProjectionDecodesNothing(t *testing.T) {
 		require.Equal(t, 140-start, rows)
 		require.Equal(t, 140-start, r.Stats().Rows)
 		require.Equal(t, before, counting.n.Load(), "an empty projection allocates no buffer")
+		require.Equal(t, pooled, batchPool.buffers.Load(), "an empty projection takes no batch buffer")
 	}
 
-	// The same read of one column allocates per batch: the count above
-	// would notice decoding.
-	before := counting.n.Load()
+	// The same read of one column takes a buffer per batch: the count
+	// above would notice decoding.
+	pooled := batchPool.buffers.Load()
 	r, err := e.ReadLog(ctx, tb, 0, -1, ReadOptions{Projection: []int{0}})
 	require.NoError(t, err)
 	require.Len(t, drain(t, r), 140)
 	require.NoError(t, r.Close())
-	require.Greater(t, counting.n.Load()-before, int64(20))
+	require.GreaterOrEqual(t, batchPool.buffers.Load()-pooled, int64(20))
 }
 
 // TestSkippedBatchIsNotRead: the statistics decide before the rows are

@@ -1,0 +1,6 @@
+//go:build race
+
+package storage
+
+// poisonFreed: see batchPool.
+const poisonFreed = true
