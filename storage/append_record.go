@@ -3,9 +3,13 @@ package storage
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -72,7 +76,11 @@ func (e *Engine) AppendRecord(ctx context.Context, path metadata.TablePath, rec 
 	rr := entry.roundRobin.Add(uint64(len(chunks))) - uint64(len(chunks))
 	byBucket := map[metadata.TableBucket]*commitBucket{}
 	var order []*commitBucket
-	for i, c := range chunks {
+	encoded, err := e.encodeChunks(entry, rec, chunks)
+	if err != nil {
+		return 0, err
+	}
+	for i := range chunks {
 		tb := metadata.TableBucket{TableID: info.TableID, PartitionID: metadata.NonPartitioned,
 			Bucket: int32((rr + uint64(i)) % uint64(info.NumBuckets))}
 		cb := byBucket[tb]
@@ -85,11 +93,7 @@ func (e *Engine) AppendRecord(ctx context.Context, path metadata.TablePath, rec 
 			byBucket[tb] = cb
 			order = append(order, cb)
 		}
-		b, err := e.encodeRecord(entry, rec, c[0], c[1])
-		if err != nil {
-			return 0, err
-		}
-		cb.batches = append(cb.batches, b)
+		cb.batches = append(cb.batches, encoded[i])
 	}
 	slices.SortFunc(order, func(a, b *commitBucket) int { return cmp.Compare(a.tb.Bucket, b.tb.Bucket) })
 	for _, cb := range order {
@@ -196,6 +200,41 @@ func recordBytes(rec arrow.RecordBatch) int64 {
 	return total
 }
 
+// encodeChunks encodes each chunk of rec as a batch, on up to GOMAXPROCS
+// goroutines: the statistics and the serialisation are most of a bulk
+// append's CPU time, and the chunks are independent.
+func (e *Engine) encodeChunks(entry *tableEntry, rec arrow.RecordBatch, chunks [][2]int64) ([][]byte, error) {
+	out := make([][]byte, len(chunks))
+	errs := make([]error, len(chunks))
+	workers := min(len(chunks), runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i, c := range chunks {
+			if out[i], errs[i] = e.encodeRecord(entry, rec, c[0], c[1]); errs[i] != nil {
+				return nil, errs[i]
+			}
+		}
+		return out, nil
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(chunks) {
+					return
+				}
+				out[i], errs[i] = e.encodeRecord(entry, rec, chunks[i][0], chunks[i][1])
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // encodeRecord encodes rows [lo, hi) of rec as one record batch with the
 // statistics the row path would give them.
 func (e *Engine) encodeRecord(entry *tableEntry, rec arrow.RecordBatch, lo, hi int64) ([]byte, error) {
@@ -232,9 +271,17 @@ func arrayStats(arr arrow.Array, t metadata.DataType, column int) logformat.Colu
 	case *array.Float32:
 		lo, hi = extremes(a, func(i int) float64 { return float64(a.Value(i)) }, metadata.CompareFloat)
 	case *array.Float64:
-		lo, hi = extremes(a, a.Value, metadata.CompareFloat)
+		if a.NullN() == 0 {
+			lo, hi = floatExtremes(a.Float64Values())
+		} else {
+			lo, hi = extremes(a, a.Value, metadata.CompareFloat)
+		}
 	case *array.String:
-		lo, hi = extremes(a, a.Value, strings.Compare)
+		if a.NullN() == 0 {
+			lo, hi = stringExtremes(a)
+		} else {
+			lo, hi = extremes(a, a.Value, strings.Compare)
+		}
 	case *array.Date32:
 		lo, hi = orderedExtremes(a, a.Date32Values())
 	case *array.Timestamp:
@@ -298,6 +345,43 @@ func orderedExtremes[T int8 | int16 | int32 | int64 | arrow.Date32 | arrow.Times
 	minV, maxV := vals[0], vals[0]
 	lo, hi = 0, 0
 	for i, v := range vals {
+		if v < minV {
+			lo, minV = i, v
+		} else if v > maxV {
+			hi, maxV = i, v
+		}
+	}
+	return lo, hi
+}
+
+// floatExtremes is extremes over float64 values without nulls, in
+// metadata.CompareFloat's order (NaN above every number), typed so the
+// loop has no call per value.
+func floatExtremes(vals []float64) (lo, hi int) {
+	if len(vals) == 0 {
+		return -1, -1
+	}
+	minV, maxV := vals[0], vals[0]
+	for i, v := range vals {
+		if v < minV || minV != minV && v == v {
+			lo, minV = i, v
+		}
+		if v > maxV || v != v && maxV == maxV {
+			hi, maxV = i, v
+		}
+	}
+	return lo, hi
+}
+
+// stringExtremes is extremes over a string array without nulls.
+func stringExtremes(a *array.String) (lo, hi int) {
+	n := a.Len()
+	if n == 0 {
+		return -1, -1
+	}
+	minV, maxV := a.Value(0), a.Value(0)
+	for i := 1; i < n; i++ {
+		v := a.Value(i)
 		if v < minV {
 			lo, minV = i, v
 		} else if v > maxV {
