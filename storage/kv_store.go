@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/flusslite/fluss/metadata"
@@ -111,6 +112,7 @@ func (e *Engine) openKv() error {
 		// partitioned index costs a second block-cache lookup and seek
 		// per read).
 		popts.Levels[i].IndexBlockSize = kvIndexBlockBytes
+		popts.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.NoCompression }
 	}
 	db, err := pebble.Open(dir, popts)
 	if err != nil {

@@ -56,9 +56,16 @@ type segment struct {
 	// snapshot that includes it. The files close when it reaches zero,
 	// so a segment removed by expiry stays readable by the readers that
 	// pinned it before.
-	refs      atomic.Int32
-	closeOnce sync.Once
-	closeErr  error
+	refs atomic.Int32
+
+	// verified holds the positions of the large batches whose CRC a
+	// reader has checked: their bytes are committed and never change, so
+	// a later read that needs only some columns reads only those
+	// (LogReader.readProjected).
+	verifiedMu sync.Mutex
+	verified   map[int64]struct{}
+	closeOnce  sync.Once
+	closeErr   error
 }
 
 func segmentName(base int64, ext string) string { return fmt.Sprintf("%020d%s", base, ext) }
@@ -657,4 +664,23 @@ func (t *logTablet) batchPosition(seg *segment, off int64) (pos int64, idx int, 
 		return 0, 0, fmt.Errorf("%w: segment %s has no batch boundary at offset %d", metadata.ErrCorrupt, seg.rel, off)
 	}
 	return pos, idx, nil
+}
+
+// isVerified reports whether the batch at pos was read whole and its CRC
+// found good.
+func (s *segment) isVerified(pos int64) bool {
+	s.verifiedMu.Lock()
+	defer s.verifiedMu.Unlock()
+	_, ok := s.verified[pos]
+	return ok
+}
+
+// markVerified records that the batch at pos passed its CRC check.
+func (s *segment) markVerified(pos int64) {
+	s.verifiedMu.Lock()
+	defer s.verifiedMu.Unlock()
+	if s.verified == nil {
+		s.verified = map[int64]struct{}{}
+	}
+	s.verified[pos] = struct{}{}
 }

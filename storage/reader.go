@@ -61,13 +61,15 @@ type LogReader struct {
 	seg int   // index into snap.segs
 	pos int64 // position of the next batch in the segment
 
-	batch   LogBatch
-	buf     *memory.Buffer
-	scratch []byte // raw batch bytes when no column is decoded
-	head    []byte // the start of the batch being read: header, statistics
-	stats   ReadStats
-	err     error
-	closed  bool
+	batch LogBatch
+	buf   *memory.Buffer
+	// partialReads counts the batches read only in part (readProjected).
+	partialReads int64
+	scratch      []byte // raw batch bytes when no column is decoded
+	head         []byte // the start of the batch being read: header, statistics
+	stats        ReadStats
+	err          error
+	closed       bool
 }
 
 // ReadStats count what a reader read and what its filter let it skip. A
@@ -239,8 +241,13 @@ func (r *LogReader) step() (ok bool, err error) {
 	// The whole batch is read and its CRC checked before any of it is
 	// used. Without columns to decode it goes to a reused scratch slice:
 	// a row count needs no Arrow buffer at all.
+	//
+	// The exception: a large batch whose CRC an earlier read checked, of
+	// which the projection needs only some columns, is read only where
+	// they are (readProjected).
 	var raw []byte
 	var buf *memory.Buffer
+	partial := false
 	if r.empty != nil {
 		if int64(cap(r.scratch)) < h.Size() {
 			r.scratch = make([]byte, h.Size())
@@ -249,6 +256,7 @@ func (r *LogReader) step() (ok bool, err error) {
 	} else {
 		buf = batchPool.newBuffer(int(h.Size()))
 		raw = buf.Bytes()
+		partial = h.Size() >= partialReadMin && r.dec.Projects() && sv.seg.isVerified(r.pos)
 	}
 	fail := func(err error) (bool, error) {
 		if buf != nil {
@@ -256,12 +264,25 @@ func (r *LogReader) step() (ok bool, err error) {
 		}
 		return false, err
 	}
-	if _, err := sv.seg.f.ReadAt(raw, r.pos); err != nil {
-		return fail(fmt.Errorf("read %s at byte %d: %w", sv.seg.rel, r.pos, err))
-	}
-	d, err := logformat.DecodeBatch(raw)
-	if err != nil {
-		return fail(r.corrupt(sv, err.Error()))
+	var d logformat.Decoded
+	if partial {
+		if err := r.readProjected(sv, h, head, raw); err != nil {
+			return fail(err)
+		}
+		if d, err = logformat.DecodeVerifiedBatch(raw); err != nil {
+			return fail(r.corrupt(sv, err.Error()))
+		}
+		r.partialReads++
+	} else {
+		if _, err := sv.seg.f.ReadAt(raw, r.pos); err != nil {
+			return fail(fmt.Errorf("read %s at byte %d: %w", sv.seg.rel, r.pos, err))
+		}
+		if d, err = logformat.DecodeBatch(raw); err != nil {
+			return fail(r.corrupt(sv, err.Error()))
+		}
+		if h.Size() >= partialReadMin {
+			sv.seg.markVerified(r.pos)
+		}
 	}
 	if int64(h.RecordCount) != int64(h.LastOffsetDelta)+1 {
 		// Batches with offsets but no rows (a primary-key write that
@@ -303,6 +324,58 @@ func (r *LogReader) step() (ok bool, err error) {
 	r.stats.Batches++
 	r.stats.Rows += to - from
 	return true, nil
+}
+
+// partialReadMin is the smallest batch readProjected reads in parts:
+// below it one read of the whole batch costs about as much, and the
+// verified positions are not worth keeping.
+const partialReadMin = 64 << 10
+
+// readProjected reads into raw (the batch's size) only the parts of the
+// batch at the reader's position that a projected decode touches: the
+// header, statistics and change types, the Arrow metadata, and the buffers
+// of the projected columns. The rest of raw is left as it was (Decode
+// never reads it). Only for a batch whose CRC was checked before.
+func (r *LogReader) readProjected(sv segmentView, h logformat.Header, head, raw []byte) error {
+	read := func(lo, hi int) error {
+		if hi > len(raw) || lo > hi {
+			return r.corrupt(sv, "batch sections run past its end")
+		}
+		if lo < len(head) {
+			n := copy(raw[lo:hi], head[lo:min(hi, len(head))])
+			lo += n
+		}
+		if lo < hi {
+			if _, err := sv.seg.f.ReadAt(raw[lo:hi], r.pos+int64(lo)); err != nil {
+				return fmt.Errorf("read %s at byte %d: %w", sv.seg.rel, r.pos+int64(lo), err)
+			}
+		}
+		return nil
+	}
+	records := logformat.HeaderSize + int(h.StatisticsLength)
+	if !h.AppendOnly() {
+		records += int(h.RecordCount)
+	}
+	if err := read(0, records+8); err != nil {
+		return err
+	}
+	prefix, err := logformat.MessagePrefix(raw[records:])
+	if err != nil {
+		return r.corrupt(sv, err.Error())
+	}
+	if err := read(records+8, records+prefix); err != nil {
+		return err
+	}
+	ranges, err := r.dec.BodyRanges(raw[records : records+prefix])
+	if err != nil {
+		return r.corrupt(sv, err.Error())
+	}
+	for _, rg := range ranges {
+		if err := read(records+int(rg[0]), records+int(rg[1])); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // skipByStats reports whether the batch at the reader's position can be
@@ -350,6 +423,10 @@ func (r *LogReader) release() {
 
 // Batch returns the current batch; valid until the next Next or Close.
 func (r *LogReader) Batch() LogBatch { return r.batch }
+
+// PartialReads returns how many batches the reader read only in part:
+// the projected columns of batches whose CRC an earlier read checked.
+func (r *LogReader) PartialReads() int64 { return r.partialReads }
 
 // Err returns the error that ended the iteration, if any.
 func (r *LogReader) Err() error { return r.err }

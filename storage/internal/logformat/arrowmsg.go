@@ -191,6 +191,77 @@ func NewRecordDecoder(schema *arrow.Schema, projection []int, mem memory.Allocat
 	return d, nil
 }
 
+// Projects reports whether the decoder reads only some of the columns
+// (without repeating any), so that a caller can read only their buffers
+// (BodyRanges).
+func (d *RecordDecoder) Projects() bool { return d.rewrite }
+
+// MessagePrefix returns how many bytes of an encapsulated RecordBatch
+// message precede its body (marker, length, metadata), given at least its
+// first 8 bytes.
+func MessagePrefix(msg []byte) (int, error) {
+	if len(msg) < 8 || binary.LittleEndian.Uint32(msg) != ipcContinuation {
+		return 0, fmt.Errorf("%w: arrow message lacks its continuation marker", metadata.ErrCorrupt)
+	}
+	metaLen := int64(int32(binary.LittleEndian.Uint32(msg[4:])))
+	if metaLen < 8 || metaLen > MaxUncompressedBody {
+		return 0, fmt.Errorf("%w: arrow metadata length %d", metadata.ErrCorrupt, metaLen)
+	}
+	return 8 + int(metaLen), nil
+}
+
+// BodyRanges returns the byte ranges [start, end) of a RecordBatch
+// message (relative to its start) that Decode reads for the projected
+// columns, given the message up to its body (MessagePrefix bytes). Adjacent
+// ranges are merged. Decode checks the rest as always.
+func (d *RecordDecoder) BodyRanges(prefix []byte) ([][2]int64, error) {
+	n, err := MessagePrefix(prefix)
+	if err != nil {
+		return nil, err
+	}
+	if len(prefix) < n {
+		return nil, fmt.Errorf("%w: arrow message prefix cut short", metadata.ErrCorrupt)
+	}
+	meta := prefix[8:n]
+	info, err := parseRecordBatchMeta(meta)
+	if err != nil {
+		return nil, err
+	}
+	last := d.layouts[len(d.layouts)-1]
+	if info.buffers.n != last.buf+last.bufs {
+		return nil, fmt.Errorf("%w: arrow record batch has %d buffers, schema needs %d", metadata.ErrCorrupt, info.buffers.n, last.buf+last.bufs)
+	}
+	cols := d.proj
+	if cols == nil {
+		cols = make([]int, len(d.layouts))
+		for i := range cols {
+			cols[i] = i
+		}
+	}
+	var out [][2]int64
+	for _, c := range cols {
+		l := d.layouts[c]
+		for b := l.buf; b < l.buf+l.bufs; b++ {
+			p := info.buffers.pos + 16*b
+			off := int64(binary.LittleEndian.Uint64(meta[p:]))
+			size := int64(binary.LittleEndian.Uint64(meta[p+8:]))
+			if off < 0 || size < 0 || off > info.bodyLen || size > info.bodyLen-off {
+				return nil, fmt.Errorf("%w: arrow buffer %d at %d+%d outside a %d-byte body", metadata.ErrCorrupt, b, off, size, info.bodyLen)
+			}
+			if size == 0 {
+				continue
+			}
+			start, end := int64(n)+off, int64(n)+off+size
+			if k := len(out); k > 0 && out[k-1][1] == start {
+				out[k-1][1] = end
+				continue
+			}
+			out = append(out, [2]int64{start, end})
+		}
+	}
+	return out, nil
+}
+
 // Schema is the schema of the records Decode returns.
 func (d *RecordDecoder) Schema() *arrow.Schema { return d.out }
 

@@ -101,12 +101,27 @@ type Decoded struct {
 // DecodeBatch checks one whole batch (header, CRC, section lengths, change
 // types) and splits it into its parts. Errors wrap metadata.ErrCorrupt.
 func DecodeBatch(batch []byte) (Decoded, error) {
+	return decodeBatch(batch, true)
+}
+
+// DecodeVerifiedBatch is DecodeBatch without the CRC check, for a batch
+// whose bytes were checked before (the caller knows they have not changed
+// since) and of which only a part was read again: the header, statistics,
+// change types and Arrow metadata must be in batch, the body only where
+// it is decoded.
+func DecodeVerifiedBatch(batch []byte) (Decoded, error) {
+	return decodeBatch(batch, false)
+}
+
+func decodeBatch(batch []byte, checkCRC bool) (Decoded, error) {
 	h, err := ParseHeader(batch)
 	if err != nil {
 		return Decoded{}, err
 	}
-	if err := CheckCRC(h, batch); err != nil {
-		return Decoded{}, err
+	if checkCRC {
+		if err := CheckCRC(h, batch); err != nil {
+			return Decoded{}, err
+		}
 	}
 	d := Decoded{Header: h}
 	pos := HeaderSize
