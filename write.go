@@ -65,6 +65,7 @@ func (s *Stmt) applyChecked(ctx context.Context, w storage.Write, checked *stora
 	if n, ok, err := s.conn.txWriteChecked(ctx, w, checked); ok {
 		return n, err
 	}
+	w.Checked = checked
 	res, err := s.engine().Commit(ctx, []storage.Write{w})
 	if err != nil {
 		return 0, err

@@ -46,8 +46,10 @@ func (e *Engine) Append(ctx context.Context, path metadata.TablePath, rows [][]a
 // routeRows checks and coerces every row and computes its partition and
 // bucket. Errors name the row (1-based), the column and the value. only,
 // when not nil, lists the columns to read: the others are set to NULL
-// unchecked (a partial update, or the key of a delete).
-func routeRows(info *metadata.TableInfo, rows [][]any, only []int) (routedRows, error) {
+// unchecked (a partial update, or the key of a delete). trusted rows are
+// full rows already checked against this table version (Write.Checked):
+// they are routed as they are.
+func routeRows(info *metadata.TableInfo, rows [][]any, only []int, trusted bool) (routedRows, error) {
 	cols := info.Schema.Columns
 	var skip []bool
 	if only != nil {
@@ -78,6 +80,10 @@ func routeRows(info *metadata.TableInfo, rows [][]any, only []int) (routedRows, 
 		vals := make([]any, len(cols))
 		for c, col := range cols {
 			if skip != nil && skip[c] {
+				continue
+			}
+			if trusted && (row[c] != nil || !col.NotNull) && canonicalKind(col.Type, row[c]) {
+				vals[c] = row[c]
 				continue
 			}
 			v, err := metadata.CoerceValue(col.Type, row[c])
@@ -124,6 +130,32 @@ func routeRows(info *metadata.TableInfo, rows [][]any, only []int) (routedRows, 
 		}
 	}
 	return out, nil
+}
+
+// canonicalKind reports whether v (nil included) has the Go type that
+// metadata.CoerceValue gives a scalar of type t: a value of a checked row
+// (Write.Checked) of that kind is taken as it is; anything else, and every
+// nested value, is coerced as usual, so a row that is not as promised
+// still gets its error.
+func canonicalKind(t metadata.DataType, v any) bool {
+	switch v.(type) {
+	case nil:
+		return true
+	case int64:
+		switch t.Root {
+		case metadata.BigInt:
+			return true
+		}
+	case float64:
+		return t.Root == metadata.Double
+	case string:
+		return t.Root == metadata.String
+	case bool:
+		return t.Root == metadata.Boolean
+	case metadata.DateValue:
+		return t.Root == metadata.Date
+	}
+	return false
 }
 
 // showValue renders a user value for an error message, shortened.

@@ -51,6 +51,10 @@ type Write struct {
 	Rows [][]any
 	// Upsert shapes a WriteUpsert (a partial update); ignored otherwise.
 	Upsert UpsertOptions
+	// Checked, when set on an append, promises that Rows were checked
+	// against that table version (see CheckedRows): while the table is
+	// still that version, Commit routes them without coercing them again.
+	Checked *CheckedRows
 }
 
 // Commit applies every write atomically: either all of them become
@@ -161,7 +165,9 @@ func (e *Engine) prepareWrites(writes []Write) ([]*preparedWrite, error) {
 		default:
 			return nil, p.wrap(fmt.Errorf("%w: write kind %d", metadata.ErrInvalidValue, int(w.Kind)))
 		}
-		if p.routed, err = routeRows(info, w.Rows, only); err != nil {
+		trusted := w.Kind == WriteAppend && w.Checked != nil && w.Checked.TableID == info.TableID &&
+			w.Checked.SchemaID == info.SchemaID && fullRows(w.Rows, len(info.Schema.Columns))
+		if p.routed, err = routeRows(info, w.Rows, only, trusted); err != nil {
 			return nil, p.wrap(err)
 		}
 		preps[i] = p

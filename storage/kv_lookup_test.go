@@ -171,7 +171,9 @@ func TestKvBlockCacheHoldsBlocks(t *testing.T) {
 
 // AddChecked skips checking the rows of an append only when they cannot
 // fail the check: the table is the one they were checked against and has
-// no partition or bucket keys. Commit checks them in any case.
+// no partition or bucket keys. Commit takes the values of a checked
+// append that already have their column's kind as they are, and checks
+// every other one, so rows not as promised still fail there.
 func TestWriteBufferAddChecked(t *testing.T) {
 	e, _ := testEngine(t, "", nil)
 	lg := createTable(t, e, "lg", []metadata.Column{{Name: "id", Type: metadata.BigIntType(), NotNull: true}, col("s", metadata.StringType())}, nil, map[string]string{metadata.OptBucketNum: "2"})

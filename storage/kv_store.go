@@ -112,6 +112,11 @@ func (e *Engine) openKv() error {
 		// partitioned index costs a second block-cache lookup and seek
 		// per read).
 		popts.Levels[i].IndexBlockSize = kvIndexBlockBytes
+		// Uncompressed blocks: a lookup that misses the block cache
+		// reads its block from the OS page cache and uses it as it is.
+		// With Snappy, decompressing it was a third of such a lookup
+		// (BenchmarkPointLookup at 10M keys: 27 µs, 19 µs without), for
+		// files about twice as large.
 		popts.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.NoCompression }
 	}
 	db, err := pebble.Open(dir, popts)

@@ -288,7 +288,7 @@ func (v *ReadView) Lookup(ctx context.Context, path metadata.TablePath, keyRow [
 			return nil, false, nil
 		}
 	}
-	routed, err := routeRows(info, [][]any{keyRow}, pk)
+	routed, err := routeRows(info, [][]any{keyRow}, pk, false)
 	if err != nil {
 		return nil, false, fmt.Errorf("lookup in %s: %w", path, err)
 	}
@@ -381,9 +381,9 @@ type CheckedRows struct {
 // AddChecked is Add for rows the caller has checked against the table
 // (see CheckedRows). When the table is still that one, an append to a
 // table without partition and bucket keys, whose rows then cannot fail
-// the check, is buffered without checking them again. Commit checks every
-// row in any case: a caller whose rows are not as promised gets its error
-// from Commit instead.
+// the check, is buffered without checking them again, and Commit routes
+// the rows of any checked append without coercing them again while the
+// table is that version (a changed table checks them all).
 func (b *WriteBuffer) AddChecked(ctx context.Context, w Write, checked CheckedRows) (WriteResult, error) {
 	return b.add(ctx, w, &checked)
 }
@@ -408,6 +408,10 @@ func (b *WriteBuffer) add(ctx context.Context, w Write, checked *CheckedRows) (W
 		if info.HasPrimaryKey() {
 			return WriteResult{}, fmt.Errorf("%w: table %s has a primary key: appends are for log tables", metadata.ErrUnsupported, w.Path)
 		}
+		if checked != nil {
+			c := *checked
+			w.Checked = &c
+		}
 		if checked != nil && checked.TableID == info.TableID && checked.SchemaID == info.SchemaID &&
 			len(info.PartitionKeys) == 0 && len(info.BucketKeys) == 0 && fullRows(w.Rows, len(info.Schema.Columns)) {
 			res := WriteResult{RowsAffected: int64(len(w.Rows))}
@@ -430,7 +434,7 @@ func (b *WriteBuffer) add(ctx context.Context, w Write, checked *CheckedRows) (W
 	default:
 		return WriteResult{}, fmt.Errorf("%w: write kind %d", metadata.ErrInvalidValue, int(w.Kind))
 	}
-	routed, err := routeRows(info, w.Rows, only)
+	routed, err := routeRows(info, w.Rows, only, false)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -474,7 +478,7 @@ func (b *WriteBuffer) mergeAppend(w Write) bool {
 		return false
 	}
 	last := &b.writes[n-1]
-	if last.Kind != WriteAppend || last.Path != w.Path {
+	if last.Kind != WriteAppend || last.Path != w.Path || !sameChecked(last.Checked, w.Checked) {
 		return false
 	}
 	if !b.ownRows {
@@ -539,4 +543,13 @@ func (b *WriteBuffer) merge(entry *tableEntry, del bool, target []int, routed *r
 	}
 	maps.Copy(b.rows, next)
 	return affected, nil
+}
+
+// sameChecked reports whether two writes make the same promise about
+// their rows (Write.Checked): only then are they buffered as one.
+func sameChecked(a, b *CheckedRows) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
