@@ -142,10 +142,7 @@ func canonicalKind(t metadata.DataType, v any) bool {
 	case nil:
 		return true
 	case int64:
-		switch t.Root {
-		case metadata.BigInt:
-			return true
-		}
+		return t.Root == metadata.BigInt // narrower integers need their range checked
 	case float64:
 		return t.Root == metadata.Double
 	case string:

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -210,4 +211,28 @@ func TestWriteBufferAddChecked(t *testing.T) {
 	require.NoError(t, err)
 	_, err = e.Commit(ctx, buf.Writes())
 	require.NoError(t, err)
+}
+
+// canonicalKind trusts only values that coercion would return unchanged
+// with nothing left to check: a narrower integer's range, a FLOAT's
+// rounding, a CHAR's length and a timestamp's precision are checked.
+func TestCanonicalKind(t *testing.T) {
+	for _, c := range []struct {
+		t    metadata.DataType
+		v    any
+		want bool
+	}{
+		{metadata.BigIntType(), int64(1), true},
+		{metadata.IntType(), int64(1 << 40), false},
+		{metadata.DoubleType(), 1.5, true},
+		{metadata.FloatType(), 1.5, false},
+		{metadata.StringType(), "x", true},
+		{metadata.CharType(1), "xx", false},
+		{metadata.BigIntType(), "1", false},
+		{metadata.TimestampType(3), time.Now(), false},
+		{metadata.BooleanType(), true, true},
+		{metadata.StringType(), nil, true},
+	} {
+		require.Equal(t, c.want, canonicalKind(c.t, c.v), "%s %#v", c.t, c.v)
+	}
 }
