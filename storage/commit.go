@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -336,7 +335,7 @@ func (e *Engine) commitLocked(preps []*preparedWrite, entries []*tableEntry) ([]
 	// One lock order for every writer (table, partition, bucket): no
 	// deadlock between commits touching the same buckets.
 	slices.SortFunc(locked, func(a, b *commitBucket) int {
-		return cmp.Or(cmp.Compare(a.tb.TableID, b.tb.TableID), cmp.Compare(a.tb.PartitionID, b.tb.PartitionID), cmp.Compare(a.tb.Bucket, b.tb.Bucket))
+		return lockOrder(a.tb, b.tb)
 	})
 	for _, cb := range locked {
 		cb.t.mu.Lock()

@@ -741,6 +741,13 @@ func (e *Engine) ListOffsets(ctx context.Context, buckets []metadata.TableBucket
 	return out, nil
 }
 
+// lockOrder is the one order in which every writer and reader locks
+// several buckets (table, partition, bucket), so none of them can
+// deadlock another.
+func lockOrder(a, b metadata.TableBucket) int {
+	return cmp.Or(cmp.Compare(a.TableID, b.TableID), cmp.Compare(a.PartitionID, b.PartitionID), cmp.Compare(a.Bucket, b.Bucket))
+}
+
 // latestOffsetsCut reads the high watermarks of buckets with their
 // tablets locked in commitLocked's order. tabletsMu is held until all are
 // locked, as ReadView does: a commit creates its tablets before it locks
@@ -758,7 +765,7 @@ func (e *Engine) latestOffsetsCut(buckets []metadata.TableBucket) map[metadata.T
 		}
 	}
 	slices.SortFunc(tablets, func(a, b *logTablet) int {
-		return cmp.Or(cmp.Compare(a.tb.TableID, b.tb.TableID), cmp.Compare(a.tb.PartitionID, b.tb.PartitionID), cmp.Compare(a.tb.Bucket, b.tb.Bucket))
+		return lockOrder(a.tb, b.tb)
 	})
 	tablets = slices.CompactFunc(tablets, func(a, b *logTablet) bool { return a == b })
 	for _, t := range tablets {

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -101,7 +100,7 @@ func (e *Engine) ReadView(ctx context.Context) (*ReadView, error) {
 	}
 	// The lock order of commitLocked: table, partition, bucket.
 	slices.SortFunc(tablets, func(a, b *logTablet) int {
-		return cmp.Or(cmp.Compare(a.tb.TableID, b.tb.TableID), cmp.Compare(a.tb.PartitionID, b.tb.PartitionID), cmp.Compare(a.tb.Bucket, b.tb.Bucket))
+		return lockOrder(a.tb, b.tb)
 	})
 	for _, t := range tablets {
 		t.mu.Lock()

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,7 +47,7 @@ func (e *Engine) DropExpired(ctx context.Context, now time.Time) (int, error) {
 	}
 	e.tabletsMu.Unlock()
 	slices.SortFunc(list, func(a, b candidate) int {
-		return cmp.Or(cmp.Compare(a.tb.TableID, b.tb.TableID), cmp.Compare(a.tb.PartitionID, b.tb.PartitionID), cmp.Compare(a.tb.Bucket, b.tb.Bucket))
+		return lockOrder(a.tb, b.tb)
 	})
 	var (
 		removed int
