@@ -748,6 +748,17 @@ func lockOrder(a, b metadata.TableBucket) int {
 	return cmp.Or(cmp.Compare(a.TableID, b.TableID), cmp.Compare(a.PartitionID, b.PartitionID), cmp.Compare(a.Bucket, b.Bucket))
 }
 
+// lockTablets sorts tablets into lockOrder, drops repeats and locks
+// them; it returns the tablets locked.
+func lockTablets(tablets []*logTablet) []*logTablet {
+	slices.SortFunc(tablets, func(a, b *logTablet) int { return lockOrder(a.tb, b.tb) })
+	tablets = slices.CompactFunc(tablets, func(a, b *logTablet) bool { return a == b })
+	for _, t := range tablets {
+		t.mu.Lock()
+	}
+	return tablets
+}
+
 // latestOffsetsCut reads the high watermarks of buckets with their
 // tablets locked in commitLocked's order. tabletsMu is held until all are
 // locked, as ReadView does: a commit creates its tablets before it locks
@@ -764,13 +775,7 @@ func (e *Engine) latestOffsetsCut(buckets []metadata.TableBucket) map[metadata.T
 			out[tb] = 0
 		}
 	}
-	slices.SortFunc(tablets, func(a, b *logTablet) int {
-		return lockOrder(a.tb, b.tb)
-	})
-	tablets = slices.CompactFunc(tablets, func(a, b *logTablet) bool { return a == b })
-	for _, t := range tablets {
-		t.mu.Lock()
-	}
+	tablets = lockTablets(tablets)
 	e.tabletsMu.Unlock()
 	for _, t := range tablets {
 		out[t.tb] = t.hw.Load()

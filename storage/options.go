@@ -50,8 +50,10 @@ type Options struct {
 	// recovers (none of the commit before its commit point, all of it
 	// after).
 	TestingCrashCommit func(batches int, recorded bool) bool
-	// Allocator backs the Arrow memory of writes and reads; nil: the
-	// default allocator.
+	// Allocator backs the Arrow memory of writes and of what reads
+	// build (decompressed buffers, KV snapshot batches); nil: the default
+	// allocator. The raw bytes of the log batches a read decodes in place
+	// come from the engine's own pool of buffers instead (bufpool.go).
 	Allocator memory.Allocator
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -98,13 +97,7 @@ func (e *Engine) ReadView(ctx context.Context) (*ReadView, error) {
 	for _, t := range e.tablets {
 		tablets = append(tablets, t)
 	}
-	// The lock order of commitLocked: table, partition, bucket.
-	slices.SortFunc(tablets, func(a, b *logTablet) int {
-		return lockOrder(a.tb, b.tb)
-	})
-	for _, t := range tablets {
-		t.mu.Lock()
-	}
+	tablets = lockTablets(tablets)
 	e.tabletsMu.Unlock()
 	for _, t := range tablets {
 		v.logs[t.tb] = viewLog{start: t.logStart.Load(), stop: t.hw.Load()}
