@@ -58,6 +58,9 @@ func queryArrow(ctx context.Context, conn *sql.Conn, mem memory.Allocator, query
 		if err := s.check(ctx); err != nil {
 			return err
 		}
+		if err := s.checkArgs(named); err != nil {
+			return err
+		}
 		start := time.Now()
 		r, err := s.query(ctx, toArgs(named))
 		if err != nil {

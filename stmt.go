@@ -132,6 +132,9 @@ func (s *Stmt) exec(ctx context.Context, args []driver.NamedValue) (driver.Resul
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.checkArgs(args); err != nil {
+		return nil, err
+	}
 	switch s.parsed.(type) {
 	case *sqlplan.Insert, *sqlplan.Update, *sqlplan.Delete:
 		wargs := s.writeArgs(args)
@@ -195,6 +198,9 @@ func (s *Stmt) queryContext(ctx context.Context, args []driver.NamedValue) (*Row
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.checkArgs(args); err != nil {
+		return nil, err
+	}
 	rows, err := s.query(ctx, toArgs(args))
 	if err != nil {
 		return nil, s.wrapErr(err)
@@ -210,6 +216,26 @@ func (s *Stmt) check(ctx context.Context) error {
 		return err
 	}
 	return ctx.Err()
+}
+
+// checkArgs refuses arguments that no placeholder takes. database/sql
+// checks a count only for statements it prepared, not for Query and Exec
+// on the connection, which the driver parses itself; an ignored argument
+// would run a different statement from the one the caller meant.
+func (s *Stmt) checkArgs(args []driver.NamedValue) error {
+	n := s.NumInput()
+	if n < 0 || len(args) <= n {
+		return nil
+	}
+	return s.wrapErr(fmt.Errorf("statement has %s but %s were given: %w",
+		plural(n, "placeholder"), plural(len(args), "argument"), metadata.ErrInvalidValue))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 func (s *Stmt) engine() *storage.Engine { return s.conn.connector.shared.engine }
