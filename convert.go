@@ -56,14 +56,23 @@ func (c *converter) getter(arr arrow.Array, t metadata.DataType) getter {
 		// outlive the batch.
 		return wrap(func(i int) driver.Value { return strings.Clone(a.Value(i)) })
 	case *array.Binary:
-		return wrap(func(i int) driver.Value { return append([]byte(nil), a.Value(i)...) })
+		return wrap(func(i int) driver.Value { return cloneBytes(a.Value(i)) })
 	case *array.FixedSizeBinary:
-		return wrap(func(i int) driver.Value { return append([]byte(nil), a.Value(i)...) })
+		return wrap(func(i int) driver.Value { return cloneBytes(a.Value(i)) })
 	}
 	// Decimal, temporal and nested types go through the canonical value.
 	return wrap(func(i int) driver.Value {
 		return c.value(t, metadata.ValueAt(arr, t, i))
 	})
+}
+
+// cloneBytes copies a binary value out of the buffer it was read from,
+// never into a nil slice: database/sql passes a nil []byte on as NULL, so
+// an empty value must stay an empty, non-nil slice to read as itself.
+func cloneBytes(b []byte) []byte {
+	out := make([]byte, len(b))
+	copy(out, b)
+	return out
 }
 
 // value converts a canonical value of type t into its driver form.
@@ -86,7 +95,7 @@ func (c *converter) value(t metadata.DataType, v any) any {
 	case string:
 		return strings.Clone(x)
 	case []byte:
-		return append([]byte(nil), x...)
+		return cloneBytes(x)
 	case metadata.MapValue:
 		m := make(map[any]any, len(x.Keys))
 		for i, k := range x.Keys {

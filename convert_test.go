@@ -350,3 +350,64 @@ func TestScanLargeResult(t *testing.T) {
 		require.Equal(t, n, m)
 	}
 }
+
+// TestEmptyBytesIsNotNull: an empty BYTES value and NULL are different
+// values, and a scan must tell them apart. database/sql hands a []byte on
+// as it gets it, so an empty value the driver returns as a nil slice
+// scans as a NULL would. Checked for a log table and a primary-key table
+// (scan and point lookup), top-level and nested, into *[]byte and *any.
+func TestEmptyBytesIsNotNull(t *testing.T) {
+	db, err := sql.Open("fluss", ":memory:")
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.Exec(`CREATE TABLE lg (id INT, b BYTES, a ARRAY<BYTES>)`)
+	require.NoError(t, err)
+	_, err = db.Exec(`CREATE TABLE pk (id INT PRIMARY KEY, b BYTES, a ARRAY<BYTES>)`)
+	require.NoError(t, err)
+	for _, tbl := range []string{"lg", "pk"} {
+		_, err = db.Exec(`INSERT INTO `+tbl+` VALUES (1, ?, ?), (2, ?, NULL), (3, ?, ?)`, []byte{}, [][]byte{{}}, nil, []byte{0}, [][]byte{{0}})
+		require.NoError(t, err)
+	}
+	for _, q := range []string{
+		"SELECT id, b, a FROM lg ORDER BY id",
+		"SELECT id, b, a FROM pk ORDER BY id",
+		"SELECT id, b, a FROM lg WHERE id % 2 = 1 ORDER BY id",
+	} {
+		rs, err := db.Query(q)
+		require.NoError(t, err)
+		got := map[int64][]byte{}
+		for rs.Next() {
+			var id int64
+			var b []byte
+			var a any
+			require.NoError(t, rs.Scan(&id, &b, &a))
+			got[id] = b
+			switch id {
+			case 1:
+				require.NotNil(t, a, q)
+				require.Len(t, a.([]any), 1, q)
+				require.Equal(t, []byte{}, a.([]any)[0], q)
+			case 2:
+				require.Nil(t, a, q)
+			}
+		}
+		require.NoError(t, rs.Err())
+		require.NoError(t, rs.Close())
+		require.NotNil(t, got[1], "%s: the empty value reads as NULL", q)
+		require.Equal(t, []byte{}, got[1], q)
+		if _, ok := got[2]; ok {
+			require.Nil(t, got[2], q)
+		}
+		require.Equal(t, []byte{0}, got[3], q)
+	}
+	for _, tbl := range []string{"lg", "pk"} {
+		var v any
+		require.NoError(t, db.QueryRow(`SELECT b FROM `+tbl+` WHERE id = 1`).Scan(&v))
+		require.Equal(t, []byte{}, v, tbl)
+		require.NoError(t, db.QueryRow(`SELECT b FROM `+tbl+` WHERE id = 2`).Scan(&v))
+		require.Nil(t, v, tbl)
+		var nb []byte
+		require.NoError(t, db.QueryRow(`SELECT b FROM `+tbl+` WHERE id = 1`).Scan(&nb))
+		require.NotNil(t, nb, tbl)
+	}
+}
