@@ -37,7 +37,13 @@ type scanPlan struct {
 
 // bindSelect binds a SELECT to the catalog and the connection's current
 // database.
+// Hint options are checked here, before the plan forks into a lookup, a
+// scan or a SELECT without FROM, so an unknown one is refused whatever
+// path the query takes.
 func (s *Stmt) bindSelect(ctx context.Context, sel *sqlplan.Select, args []sqlplan.Arg) (*sqlplan.SelectPlan, error) {
+	if err := planner.CheckOptions(sel.Hints); err != nil {
+		return nil, fmt.Errorf("OPTIONS hint: %w", err)
+	}
 	return sqlplan.BindSelect(ctx, sel, sessionCatalog{eng: s.engine()}, s.conn.database, args)
 }
 

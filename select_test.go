@@ -198,3 +198,39 @@ func TestSelectStringNumberComparison(t *testing.T) {
 	// Strings with strings stay byte-wise: '9' > '10'.
 	require.Equal(t, [][]any{{int64(2)}, {int64(3)}}, queryAll(t, db, `SELECT id FROM t WHERE s > '10.0' ORDER BY id`))
 }
+
+// TestUnknownHintOptionIsRefused: a hint option the engine does not read
+// (a typo, or a Flink option for a read fluss does not have) would leave
+// the query running as if it had not been given; it is refused, naming
+// it, on every path a SELECT takes. The options the README lists keep
+// working.
+func TestUnknownHintOptionIsRefused(t *testing.T) {
+	db, _ := openDB(t)
+	mustExec(t, db, `CREATE TABLE lg (id INT, v STRING)`)
+	mustExec(t, db, `CREATE TABLE kv (k INT PRIMARY KEY, v STRING)`)
+	mustExec(t, db, `INSERT INTO lg VALUES (1, 'a'), (2, 'b')`)
+	mustExec(t, db, `INSERT INTO kv VALUES (1, 'a'), (2, 'b')`)
+
+	for _, q := range []string{
+		`SELECT /*+ OPTIONS('read.optimised'='true') */ * FROM kv`,
+		`SELECT /*+ OPTIONS('read.optimised'='true') */ * FROM lg`,
+		`SELECT /*+ OPTIONS('read.optimised'='true') */ v FROM kv WHERE k = 1`,
+		`SELECT /*+ OPTIONS('scan.max-records-per-split'='1', 'read.optimised'='true') */ * FROM lg`,
+		`SELECT /*+ OPTIONS('read.optimised'='true') */ count(*) FROM lg`,
+		`SELECT /*+ OPTIONS('read.optimised'='true') */ 1`,
+		`EXPLAIN SELECT /*+ OPTIONS('read.optimised'='true') */ * FROM lg`,
+	} {
+		_, err := db.Query(q)
+		require.Error(t, err, q)
+		require.ErrorIs(t, err, fluss.ErrInvalidOption, q)
+		require.ErrorContains(t, err, `'read.optimised'`, q)
+		require.ErrorContains(t, err, `read.optimized`, q) // what it may have meant
+	}
+	_, err := db.Query(`SELECT /*+ OPTIONS('scan.startup.mode'='earliest') */ * FROM lg`)
+	require.ErrorContains(t, err, `'scan.startup.mode'`)
+
+	require.Len(t, queryAll(t, db, `SELECT /*+ OPTIONS('read.optimized'='true') */ * FROM kv`), 0) // no KV snapshot yet
+	require.Len(t, queryAll(t, db, `SELECT /*+ OPTIONS('read.optimized'='false') */ * FROM kv`), 2)
+	require.Len(t, queryAll(t, db, `SELECT /*+ OPTIONS('scan.max-records-per-split'='1') */ * FROM lg`), 2)
+	require.Len(t, queryAll(t, db, `SELECT /*+ OPTIONS('read.optimized'='true') */ v FROM kv WHERE k = 1`), 1)
+}

@@ -1,0 +1,37 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/flusslite/fluss/metadata"
+)
+
+// readOptions are the keys of ScanSpec.Options a scan reads, in the
+// order an error lists them.
+var readOptions = []string{OptReadOptimized, OptMaxRecordsPerSplit}
+
+// CheckOptions refuses a read option no planner reads, naming it: a
+// misspelt hint would otherwise leave the scan as if it had not been
+// given. Values are checked where they are read, by the planners.
+func CheckOptions(opts map[string]string) error {
+	for k := range opts {
+		if !isReadOption(k) {
+			known := make([]string, len(readOptions))
+			for i, o := range readOptions {
+				known[i] = "'" + o + "'"
+			}
+			return fmt.Errorf("%w: unknown read option '%s'; known: %s", metadata.ErrInvalidOption, k, strings.Join(known, ", "))
+		}
+	}
+	return nil
+}
+
+func isReadOption(k string) bool {
+	for _, o := range readOptions {
+		if k == o {
+			return true
+		}
+	}
+	return false
+}
