@@ -166,12 +166,23 @@ func (s *shell) dotOpen(ctx context.Context, args []string) error {
 	return s.open(ctx, args[0])
 }
 
+// maxReadDepth is how deeply .read may nest, as in sqlite3's shell: deep
+// enough for scripts that include others, shallow enough that a script
+// reading itself ends with an error naming it instead of exhausting the
+// process's file descriptors.
+const maxReadDepth = 25
+
 func (s *shell) dotRead(ctx context.Context, args []string) error {
+	if s.readDepth >= maxReadDepth {
+		return fmt.Errorf(".read %s: scripts nested more than %d deep; does a script read itself?", args[0], maxReadDepth)
+	}
 	f, err := os.Open(args[0])
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	s.readDepth++
+	defer func() { s.readDepth-- }()
 	return s.runScript(ctx, f)
 }
 

@@ -40,6 +40,9 @@ type shell struct {
 	// and progressMin the file size from which it draws a progress bar.
 	batchRows   int
 	progressMin int64
+
+	// readDepth is how many .read scripts are running, one inside another.
+	readDepth int
 }
 
 func newShell(stdout, stderr io.Writer, errTTY bool) *shell {

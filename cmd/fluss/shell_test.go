@@ -37,7 +37,7 @@ var durations = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|ms|s|m\d+(\.\d+)?s)\b`)
 //	run [c] [mode=M] [db=NAME] [args=A,B]: run the input as standard input
 //	    (or with -c); prints stdout, then stderr and the exit status when
 //	    they are not empty and 0. $TMP in the input is the test's directory.
-//	file name=F: write the input to $TMP/F.
+//	file name=F: write the input to $TMP/F ($TMP expanded there too).
 //	lakefile as=F: copy the (only) lake Parquet file of the database to $TMP/F.
 func TestShell(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
@@ -48,7 +48,7 @@ func TestShell(t *testing.T) {
 			case "file":
 				var name string
 				d.ScanArgs(t, "name", &name)
-				require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(d.Input+"\n"), 0o644))
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(expand(d.Input)+"\n"), 0o644))
 				return ""
 			case "lakefile":
 				var name string
