@@ -115,7 +115,7 @@ func OpenSplitFrom(ctx context.Context, src Source, table *metadata.TableInfo, s
 		lr, err := src.ReadLog(ctx, sp.TableBucket, sp.StartOffset, sp.StopOffset,
 			storage.ReadOptions{Projection: opts.Projection, Filter: opts.Filter})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("open %s of %s: %w", sp, table.Path, err)
 		}
 		return newStreamReader(ctx, logStream{lr}, projectedSchema(table, opts.Projection), "log batch", fmt.Sprintf("%s of %s", sp, table.Path)), nil
 	case *planner.KvLogSplit:

@@ -454,12 +454,16 @@ func (e *Engine) removeTableData(tableID int64) error {
 	return kerr
 }
 
+// closeTabletsWhere forgets the tablets of a dropped table or partition.
+// Readers that took a snapshot before the drop keep their segments open
+// and finish from it (on Unix the files stay readable after they are
+// removed); a reader opened after it finds the bucket gone.
 func (e *Engine) closeTabletsWhere(match func(metadata.TableBucket) bool) {
 	e.tabletsMu.Lock()
 	defer e.tabletsMu.Unlock()
 	for tb, t := range e.tablets {
 		if match(tb) {
-			t.close()
+			t.dropped()
 			delete(e.tablets, tb)
 		}
 	}
@@ -788,10 +792,18 @@ func (e *Engine) latestOffsetsCut(buckets []metadata.TableBucket) map[metadata.T
 func checkBucket(cat *catalog, tb metadata.TableBucket) error {
 	t := cat.byID[tb.TableID]
 	if t == nil {
+		// Ids are never reused: one below the next id was dropped, which a
+		// reader that planned before the drop is told.
+		if tb.TableID > 0 && tb.TableID < cat.NextTableID {
+			return fmt.Errorf("%s: table %d was dropped: %w", tb, tb.TableID, metadata.ErrNotFound)
+		}
 		return fmt.Errorf("%s: table %d: %w", tb, tb.TableID, metadata.ErrNotFound)
 	}
 	if t.Info.IsPartitioned() {
 		if _, ok := t.partitionByID(tb.PartitionID); !ok {
+			if tb.PartitionID >= 0 && tb.PartitionID < cat.NextPartitionID {
+				return fmt.Errorf("%s: partition %d of %s was dropped: %w", tb, tb.PartitionID, t.Info.Path, metadata.ErrNotFound)
+			}
 			return fmt.Errorf("%s: partition %d of %s: %w", tb, tb.PartitionID, t.Info.Path, metadata.ErrNotFound)
 		}
 	} else if tb.PartitionID != metadata.NonPartitioned {

@@ -562,6 +562,24 @@ func (t *logTablet) closeFiles() error {
 	return errors.Join(errs...)
 }
 
+// dropped closes the tablet for good when its table or partition is
+// dropped: no more writes or snapshots, and the segment list gives up
+// its references instead of closing the files, so a reader that pinned a
+// snapshot before the drop reads on until it releases it. Nothing is
+// flushed: the files are about to be removed.
+func (t *logTablet) dropped() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.mu.closed {
+		return
+	}
+	t.mu.closed = true
+	for _, seg := range t.mu.segments {
+		seg.unref()
+	}
+	t.mu.segments = nil
+}
+
 // close closes the tablet's files. Idempotent.
 func (t *logTablet) close() error {
 	t.mu.Lock()
