@@ -101,9 +101,9 @@ func (p *AppendPlanner) Plan(ctx context.Context) ([]Split, error) {
 		return p.planLakeOnly(ctx)
 	}
 	if p.hasLake {
-		return p.planLakeUnion(ctx)
+		return p.dropSplitsOfDropped(p.planLakeUnion(ctx))
 	}
-	return p.planLog(ctx, p.maxRecordsPerSplit)
+	return p.dropSplitsOfDropped(p.planLog(ctx, p.maxRecordsPerSplit))
 }
 
 func (p *AppendPlanner) planLakeUnion(ctx context.Context) ([]Split, error) {

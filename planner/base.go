@@ -28,7 +28,10 @@ type planBase struct {
 	lakeSrc LakeSource
 	// lakeOnly plans t$lake (WithLakeOnly).
 	lakeOnly bool
-	closed   bool
+	// dropped holds the partitions found dropped after they were listed
+	// (dropped.go); ids are never reused, so it only grows.
+	dropped map[int64]bool
+	closed  bool
 }
 
 // newPlanBase probes the readable lake snapshot, once, if the table has
@@ -182,7 +185,12 @@ func (b *planBase) offsets(ctx context.Context, buckets []metadata.TableBucket, 
 	if len(buckets) == 0 {
 		return nil, nil
 	}
+	buckets = b.withoutDropped(buckets)
 	got, err := b.admin.ListOffsets(ctx, buckets, spec)
+	for err != nil && b.noteDropped(ctx, err, partitionIDs(buckets)) {
+		buckets = b.withoutDropped(buckets)
+		got, err = b.admin.ListOffsets(ctx, buckets, spec)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list %s of %s: %w", what, b.table.Path, err)
 	}

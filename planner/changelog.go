@@ -64,7 +64,7 @@ func (p *ChangelogPlanner) Plan(ctx context.Context) ([]Split, error) {
 	if err := p.checkOpen(); err != nil {
 		return nil, err
 	}
-	return p.planLog(ctx, p.maxRecordsPerSplit)
+	return p.dropSplitsOfDropped(p.planLog(ctx, p.maxRecordsPerSplit))
 }
 
 // planLog is the log-only plan of an append scan: per matching partition

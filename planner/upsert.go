@@ -105,9 +105,9 @@ func (p *UpsertPlanner) Plan(ctx context.Context) ([]Split, error) {
 		return p.planLakeOnly(ctx)
 	}
 	if p.hasLake {
-		return p.planLakeUnion(ctx)
+		return p.dropSplitsOfDropped(p.planLakeUnion(ctx))
 	}
-	return p.planLogOnly(ctx)
+	return p.dropSplitsOfDropped(p.planLogOnly(ctx))
 }
 
 // kvSnapshots lists the latest KV snapshots of the given partitions, keyed
@@ -115,7 +115,13 @@ func (p *UpsertPlanner) Plan(ctx context.Context) ([]Split, error) {
 func (p *UpsertPlanner) kvSnapshots(ctx context.Context, parts []partitionRef) (map[metadata.TableBucket]metadata.KvSnapshot, error) {
 	snaps := make(map[metadata.TableBucket]metadata.KvSnapshot)
 	for _, part := range parts {
+		if p.dropped[part.id] {
+			continue
+		}
 		ks, err := p.admin.LatestKvSnapshots(ctx, p.table.Path, part.info)
+		if err != nil && part.info != nil && p.noteDropped(ctx, err, []int64{part.id}) {
+			continue
+		}
 		if err != nil {
 			if part.info != nil {
 				return nil, fmt.Errorf("latest kv snapshots of %s partition %q: %w", p.table.Path, part.name, err)
