@@ -31,31 +31,44 @@ func insertRows(t *testing.T, db *sql.DB, table, p string, lo, hi int) {
 // its partitions is dropped either returns every row it planned or fails
 // with ErrNotFound naming what is gone; it never reads a file the drop
 // closed under it ("file already closed"). Small segments make every
-// bucket's log several files, and a KV snapshot makes the key table's
-// splits read one.
+// bucket's log several files, a KV snapshot makes the key table's splits
+// read one, and a tiering round puts half of the lake table's rows in
+// Parquet files.
 func TestScanWhileDropped(t *testing.T) {
 	const perPartition = 6000
-	for _, kind := range []string{"log", "pk"} {
+	for _, kind := range []string{"log", "pk", "lake"} {
 		for _, drop := range []string{"table", "partition"} {
 			for _, threads := range []int{1, 4} {
 				t.Run(fmt.Sprintf("%s/%s/threads=%d", kind, drop, threads), func(t *testing.T) {
-					db, _ := openDB(t, fmt.Sprintf("log.segment.file-size=16kb&threads=%d", threads))
-					key := ""
-					if kind == "pk" {
+					db, _ := openDB(t, fmt.Sprintf("log.segment.file-size=16kb&threads=%d&tiering=off", threads))
+					key, with := "", ""
+					switch kind {
+					case "pk":
 						key = ", PRIMARY KEY (id, p) NOT ENFORCED"
+					case "lake":
+						with = ", 'table.datalake.enabled' = 'true'"
 					}
 					mustExec(t, db, `CREATE TABLE t (id BIGINT NOT NULL, p STRING NOT NULL, pad STRING`+key+`)
-						PARTITIONED BY (p) WITH ('bucket.num' = '2')`)
+						PARTITIONED BY (p) WITH ('bucket.num' = '2'`+with+`)`)
 					insertRows(t, db, "t", "a", 0, perPartition)
 					insertRows(t, db, "t", "b", 0, perPartition)
+					if kind == "lake" {
+						// Half of each bucket in the lake, half in the log.
+						tier(t, db, "t")
+						insertRows(t, db, "t", "a", perPartition, 2*perPartition)
+						insertRows(t, db, "t", "b", perPartition, 2*perPartition)
+					}
 					if kind == "pk" {
 						mustExec(t, db, `CALL sys.kv_snapshot('t')`)
 						insertRows(t, db, "t", "a", perPartition, perPartition+500)
 						insertRows(t, db, "t", "b", perPartition, perPartition+500)
 					}
 					planned := 2 * perPartition
-					if kind == "pk" {
+					switch kind {
+					case "pk":
 						planned += 1000
+					case "lake":
+						planned *= 2
 					}
 
 					rows, err := db.Query(`SELECT id, p, pad FROM t`)
