@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/planner"
@@ -27,6 +28,13 @@ type fakeAdmin struct {
 	// kv holds the latest KV snapshot of each bucket that has one.
 	kv    map[metadata.TableBucket]metadata.KvSnapshot
 	kvErr error
+
+	// dropAfterListing are partitions dropped right after the first
+	// ListPartitions returned them: later calls about them are
+	// ErrNotFound, and later listings leave them out. missing are
+	// partitions whose offsets are ErrNotFound although they stay listed.
+	dropAfterListing, missing []int64
+	gone                      map[int64]bool
 
 	probes, listPartitions, listOffsets, kvSnapshots int
 }
@@ -52,7 +60,23 @@ func (f *fakeAdmin) TableInfo(_ context.Context, t metadata.TablePath) (metadata
 
 func (f *fakeAdmin) ListPartitions(_ context.Context, t metadata.TablePath) ([]metadata.PartitionInfo, error) {
 	f.listPartitions++
-	return append([]metadata.PartitionInfo(nil), f.partitions...), nil
+	out := append([]metadata.PartitionInfo(nil), f.partitions...)
+	if len(f.dropAfterListing) > 0 {
+		f.gone = map[int64]bool{}
+		for _, id := range f.dropAfterListing {
+			f.gone[id] = true
+		}
+		f.partitions = slices.DeleteFunc(f.partitions, func(p metadata.PartitionInfo) bool { return f.gone[p.ID] })
+		f.dropAfterListing = nil
+	}
+	return out, nil
+}
+
+func (f *fakeAdmin) notFound(tb metadata.TableBucket) error {
+	if f.gone[tb.PartitionID] || slices.Contains(f.missing, tb.PartitionID) {
+		return fmt.Errorf("%s: partition %d: %w", tb, tb.PartitionID, metadata.ErrNotFound)
+	}
+	return nil
 }
 
 func (f *fakeAdmin) ListOffsets(_ context.Context, buckets []metadata.TableBucket, spec metadata.OffsetSpec) (map[metadata.TableBucket]int64, error) {
@@ -63,6 +87,9 @@ func (f *fakeAdmin) ListOffsets(_ context.Context, buckets []metadata.TableBucke
 	}
 	out := make(map[metadata.TableBucket]int64, len(buckets))
 	for _, b := range buckets {
+		if err := f.notFound(b); err != nil {
+			return nil, err
+		}
 		if !f.drop[b] {
 			out[b] = src[b]
 		}
@@ -85,6 +112,9 @@ func (f *fakeAdmin) LatestKvSnapshots(_ context.Context, t metadata.TablePath, p
 		NumBuckets: f.table.NumBuckets, Buckets: map[int32]metadata.KvSnapshot{}}
 	if part != nil {
 		out.PartitionID = part.ID
+		if err := f.notFound(metadata.TableBucket{TableID: f.table.TableID, PartitionID: part.ID}); err != nil {
+			return metadata.KvSnapshots{}, err
+		}
 	}
 	for tb, s := range f.kv {
 		if tb.PartitionID == out.PartitionID {
