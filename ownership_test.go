@@ -298,6 +298,14 @@ func churnWithTiering(t *testing.T, db *sql.DB) {
 // the catalog.
 func catalogTableID(t *testing.T, dir, table string) int64 {
 	t.Helper()
+	id, _ := catalogTable(t, dir, table)
+	return id
+}
+
+// catalogTable reads the id and the partition ids of a table of the
+// default database from the catalog.
+func catalogTable(t *testing.T, dir, table string) (int64, []int64) {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "catalog.json"))
 	require.NoError(t, err)
 	var cat struct {
@@ -306,13 +314,20 @@ func catalogTableID(t *testing.T, dir, table string) int64 {
 				Info struct {
 					TableID int64 `json:"table_id"`
 				} `json:"info"`
+				Partitions []struct {
+					ID int64 `json:"id"`
+				} `json:"partitions"`
 			} `json:"tables"`
 		} `json:"databases"`
 	}
 	require.NoError(t, json.Unmarshal(b, &cat))
 	entry, ok := cat.Databases["fluss"].Tables[table]
 	require.True(t, ok, table)
-	return entry.Info.TableID
+	var parts []int64
+	for _, p := range entry.Partitions {
+		parts = append(parts, p.ID)
+	}
+	return entry.Info.TableID, parts
 }
 
 // copyTree copies the directory src to dst.
@@ -386,7 +401,7 @@ func TestForeignFilesSurviveOpen(t *testing.T) {
 	mustExec(t, db, `CREATE TABLE gone (id BIGINT PRIMARY KEY NOT ENFORCED) WITH ('table.datalake.enabled' = 'true')`)
 	mustExec(t, db, `CREATE TABLE later (id BIGINT, p STRING) PARTITIONED BY (p) WITH ('table.datalake.enabled' = 'true')`)
 	mustExec(t, db, `INSERT INTO t VALUES (1), (2), (3)`)
-	mustExec(t, db, `INSERT INTO pt VALUES (1, 'a'), (2, 'b')`)
+	mustExec(t, db, `INSERT INTO pt VALUES (1, 'a'), (2, 'b'), (3, 'c')`)
 	mustExec(t, db, `INSERT INTO k VALUES (1, 'x'), (2, 'y')`)
 	mustExec(t, db, `INSERT INTO lk VALUES (1, 'a'), (2, 'b')`)
 	mustExec(t, db, `INSERT INTO gone VALUES (1)`)
@@ -415,6 +430,7 @@ func TestForeignFilesSurviveOpen(t *testing.T) {
 		copyTree(t, filepath.Join(saved, sub), filepath.Join(dir, sub, id))
 	}
 
+	ptID, _ := catalogTable(t, dir, "pt")
 	planted := plantForeign(t, dir)
 	check := func(when string) {
 		t.Helper()
@@ -427,21 +443,32 @@ func TestForeignFilesSurviveOpen(t *testing.T) {
 		db, err = sql.Open("fluss", dsn)
 		require.NoError(t, err)
 		require.Equal(t, []int64{1, 2, 3}, ids(t, db, `SELECT id FROM t`))
-		require.Equal(t, []int64{1}, ids(t, db, `SELECT id FROM pt`))
+		if round < 2 {
+			require.Equal(t, []int64{1, 3}, ids(t, db, `SELECT id FROM pt`))
+		} else {
+			require.Equal(t, []int64{1}, ids(t, db, `SELECT id FROM pt`))
+		}
 		require.Equal(t, []int64{1, 2}, ids(t, db, `SELECT id FROM k`))
 		require.Equal(t, []int64{1, 2}, ids(t, db, `SELECT id FROM lk`))
 		if round == 1 {
 			mustExec(t, db, `ALTER TABLE lk DROP PARTITION (p = 'b')`)
+			mustExec(t, db, `ALTER TABLE pt DROP PARTITION (p = 'c')`)
 			mustExec(t, db, `DROP TABLE later`)
 		}
 		require.NoError(t, db.Close())
 		check(fmt.Sprintf("open %d", round))
 	}
-	// The dropped table's own files went; what was planted among them
-	// stayed.
+	// The dropped table's and partitions' own files went; what was
+	// planted among them stayed.
+	_, livePartitions := catalogTable(t, dir, "pt")
 	for name, content := range tree(t, dir) {
 		if _, ok := planted[name]; ok || content == "/" {
 			continue
+		}
+		if rest, ok := strings.CutPrefix(name, fmt.Sprintf("data/%d/p", ptID)); ok {
+			pid, err := strconv.ParseInt(strings.Split(rest, "/")[0], 10, 64)
+			require.NoError(t, err, name)
+			require.Contains(t, livePartitions, pid, "%s of a dropped partition is left", name)
 		}
 		if strings.HasPrefix(name, "data/"+id+"/") || strings.HasPrefix(name, "kv-snapshots/"+id+"/") || strings.HasPrefix(name, "lake/"+id+"/") {
 			require.Fail(t, "a file of the dropped table is left", name)
