@@ -343,7 +343,8 @@ func (s *Stmt) execDDL(ctx context.Context) error {
 		if strings.EqualFold(st.Name, s.conn.database) {
 			s.conn.database = metadata.DefaultDatabase
 		}
-		return nil
+		// The engine forgot the tables; their lake files go with them.
+		return s.conn.connector.shared.tiering.RemoveDroppedLakes(context.WithoutCancel(ctx))
 	case *sqlplan.CreateTable:
 		desc := st.Table
 		desc.Path = s.path(desc.Path)
@@ -359,16 +360,11 @@ func (s *Stmt) execDDL(ctx context.Context) error {
 		}
 		return nil
 	case *sqlplan.DropTable:
-		path := s.path(st.Table)
-		info, infoErr := eng.TableInfo(ctx, path)
-		if err := eng.DropTable(ctx, path, st.IfExists); err != nil {
+		if err := eng.DropTable(ctx, s.path(st.Table), st.IfExists); err != nil {
 			return err
 		}
-		if infoErr == nil && info.Config.DatalakeEnabled {
-			// The engine forgot the table; its lake files go with it.
-			return s.lake().DropTable(info.TableID)
-		}
-		return nil
+		// The engine forgot the table; its lake files go with it.
+		return s.conn.connector.shared.tiering.RemoveDroppedLakes(context.WithoutCancel(ctx))
 	case *sqlplan.AddPartition:
 		_, err := eng.CreatePartition(ctx, s.path(st.Table), specMap(st.Spec), st.IfNotExists)
 		return err

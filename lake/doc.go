@@ -44,4 +44,7 @@
 //     unreadable or NaN-tainted statistic answers "maybe".
 //   - Bytes that do not form a lake file or manifest are ErrCorrupt
 //     naming the file, never a panic.
+//   - DropTable removes only what the lake wrote: manifests, their
+//     temporary files and data files named as above. Anything else in a
+//     table's directory stays, with the directories holding it.
 package lake

@@ -93,7 +93,8 @@ func (l *Lake) checkOpen() error {
 	return nil
 }
 
-// DropTable removes every file and manifest of a table.
+// DropTable removes every file and manifest of a table: what the lake
+// wrote, never a file placed there by anyone else (drop.go).
 func (l *Lake) DropTable(tableID int64) error {
 	if err := l.checkOpen(); err != nil {
 		return err
@@ -103,8 +104,7 @@ func (l *Lake) DropTable(tableID int64) error {
 	l.mu.Lock()
 	delete(l.mu.manifests, tableID)
 	l.mu.Unlock()
-	dir := l.abs(tableDir(tableID))
-	if err := l.fs.RemoveAll(dir); err != nil {
+	if _, err := l.removeTableFiles(tableID); err != nil {
 		return fmt.Errorf("lake: drop table %d: %w", tableID, err)
 	}
 	return nil

@@ -273,7 +273,7 @@ func (l *Lake) removeTemps(dir string) {
 		return
 	}
 	for _, n := range names {
-		if strings.HasSuffix(n, ".tmp") {
+		if strings.HasSuffix(n, ".tmp") && isManifestFile(n) {
 			if err := l.fs.Remove(filepath.Join(dir, n)); err == nil {
 				l.opts.Logger.Info("lake: removed leftover temporary manifest", "file", n)
 			}

@@ -30,6 +30,11 @@ type catalog struct {
 	NextTableID     int64               `json:"next_table_id"`
 	NextPartitionID int64               `json:"next_partition_id"`
 	Databases       map[string]*dbEntry `json:"databases"`
+	// SkippedTableIDs are ids CreateTable passed over because files of
+	// theirs were on disk that the catalog did not know (it was older
+	// than them): they were never a table here, so they are not dropped
+	// and their files are not removed.
+	SkippedTableIDs []int64 `json:"skipped_table_ids,omitempty"`
 
 	byID map[int64]*tableEntry // derived
 }
@@ -75,6 +80,7 @@ func (c *catalog) index() {
 // entries does not touch c. TableInfo values are immutable and shared.
 func (c *catalog) clone() *catalog {
 	out := *c
+	out.SkippedTableIDs = slices.Clone(c.SkippedTableIDs)
 	out.Databases = make(map[string]*dbEntry, len(c.Databases))
 	for name, db := range c.Databases {
 		tables := make(map[string]*tableEntry, len(db.Tables))
@@ -147,14 +153,32 @@ func (c *catalog) table(path metadata.TablePath) (*tableEntry, error) {
 	return t, nil
 }
 
-// loadCatalog reads the catalog of dir, or returns a fresh one when the
-// directory has none yet.
+// openCatalog reads the catalog of the engine's directory, or creates the
+// database when the directory holds nothing the engine writes. A
+// directory with engine files but no catalog is refused: taking it for a
+// new database would take every table in it for dropped.
+func (e *Engine) openCatalog() (*catalog, error) {
+	_, err := e.fs.Stat(filepath.Join(e.root, catalogFile))
+	if !errors.Is(err, fs.ErrNotExist) {
+		return loadCatalog(e.fs, e.root)
+	}
+	if err := e.checkNewDirectory(); err != nil {
+		return nil, err
+	}
+	c := newCatalog()
+	// Written before any other file of the database, and synced whatever
+	// Options.Sync says: a crash never leaves engine files without the
+	// catalog that explains them.
+	if err := c.persist(e.fs, e.root, true); err != nil {
+		return nil, fmt.Errorf("create database %s: %w", e.root, err)
+	}
+	return c, nil
+}
+
+// loadCatalog reads the catalog of dir.
 func loadCatalog(fsys FS, dir string) (*catalog, error) {
 	name := filepath.Join(dir, catalogFile)
 	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return newCatalog(), nil
-	}
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
@@ -201,7 +225,29 @@ func loadCatalog(fsys FS, dir string) (*catalog, error) {
 		}
 	}
 	c.index()
+	if err := c.checkCounters(); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// checkCounters verifies that the id counters are above every id in use:
+// a counter behind them would hand out an id again.
+func (c *catalog) checkCounters() error {
+	if c.NextTableID < 1 || c.NextPartitionID < 1 {
+		return fmt.Errorf("%w: %s: next_table_id %d and next_partition_id %d must be positive", metadata.ErrCorrupt, catalogFile, c.NextTableID, c.NextPartitionID)
+	}
+	for _, t := range c.byID {
+		if t.Info.TableID >= c.NextTableID {
+			return fmt.Errorf("%w: %s: table %s has id %d, not below next_table_id %d", metadata.ErrCorrupt, catalogFile, t.Info.Path, t.Info.TableID, c.NextTableID)
+		}
+		for _, p := range t.Partitions {
+			if p.ID >= c.NextPartitionID {
+				return fmt.Errorf("%w: %s: partition %s of %s has id %d, not below next_partition_id %d", metadata.ErrCorrupt, catalogFile, p.Name, t.Info.Path, p.ID, c.NextPartitionID)
+			}
+		}
+	}
+	return nil
 }
 
 // persist writes the catalog atomically: a temporary file, fsync, rename

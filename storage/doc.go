@@ -193,6 +193,7 @@
 //	<dir>/kv/                        the Pebble store of every primary-key bucket
 //	<dir>/kv-snapshots/<table id>/[p<partition id>/]b<bucket>/
 //	    <snapshot id %020d>.snap     a KV snapshot
+//	<dir>/lake/<table id>/           the lake tier, kept by the driver
 //
 // A segment rolls when the next batch would take it past
 // Options.SegmentBytes. The index holds one entry (uint32 offset relative
@@ -200,7 +201,12 @@
 // batches; it is an optimisation, rebuilt on Open when missing or stale.
 // The batch format is documented in internal/logformat. A table's data is
 // removed when it is dropped; data left by a drop interrupted by a crash
-// is removed by the next Open.
+// is removed by the next Open. Only what the engine wrote goes: entries
+// named as above, of table and partition ids the catalog allocated and
+// dropped (layout.go); anything else is logged and left. catalog.json is
+// written before any other file of a new database, so a directory with
+// engine files but no catalog is one whose catalog was lost: Open refuses
+// it with ErrCorrupt rather than take every table for dropped.
 //
 // InMemory runs the same code over NewMemFS; Options.FS replaces the file
 // system altogether. Tests inject faults there: FaultFS fails the nth

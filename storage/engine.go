@@ -104,7 +104,7 @@ func Open(opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("lock %s: %w", e.root, err)
 	}
 	e.lock = lock
-	cat, err := loadCatalog(e.fs, e.root)
+	cat, err := e.openCatalog()
 	if err != nil {
 		lock.Close()
 		return nil, err
@@ -154,8 +154,9 @@ func (e *Engine) recoverKv() error {
 }
 
 // recoverTablets opens every tablet under data/ and removes the data of
-// tables and partitions the catalog no longer knows (a drop interrupted
-// between the catalog update and the removal).
+// tables and partitions the catalog dropped (a drop interrupted between
+// the catalog update and the removal). What the engine did not write, or
+// cannot place in the catalog, is left as it is.
 func (e *Engine) recoverTablets() error {
 	dataDir := filepath.Join(e.root, dataDirName)
 	tables, err := e.fs.ReadDir(dataDir)
@@ -167,38 +168,51 @@ func (e *Engine) recoverTablets() error {
 	}
 	cat := e.mu.cat
 	for _, td := range tables {
-		id, err := strconv.ParseInt(td.Name(), 10, 64)
-		entry := cat.byID[id]
-		if err != nil || entry == nil {
-			e.opts.Logger.Info("removing the data of a dropped table", "dir", filepath.Join(dataDirName, td.Name()))
-			if err := e.fs.RemoveAll(filepath.Join(dataDir, td.Name())); err != nil {
+		rel := filepath.Join(dataDirName, td.Name())
+		id, ok := parseID(td.Name())
+		var entry *tableEntry
+		if ok && td.IsDir() {
+			entry = cat.byID[id]
+		}
+		switch {
+		case entry != nil:
+		case ok && td.IsDir() && cat.droppedTable(id):
+			e.opts.Logger.Info("removing the data of a dropped table", "dir", rel)
+			if err := e.removeOwned(rel); err != nil {
 				return fmt.Errorf("remove dropped table data: %w", err)
 			}
 			continue
+		default:
+			e.opts.Logger.Warn("keeping an entry of data/ that is no table of the catalog", "entry", rel)
+			continue
 		}
-		subs, err := e.fs.ReadDir(filepath.Join(dataDir, td.Name()))
+		subs, err := e.fs.ReadDir(filepath.Join(e.root, rel))
 		if err != nil {
-			return fmt.Errorf("list %s: %w", filepath.Join(dataDirName, td.Name()), err)
+			return fmt.Errorf("list %s: %w", rel, err)
 		}
 		for _, sd := range subs {
 			name := sd.Name()
+			pid, isPart := parsePartitionDir(name)
 			switch {
 			case strings.HasPrefix(name, "b") && !entry.Info.IsPartitioned():
 				if err := e.recoverBucket(entry, metadata.NonPartitioned, name); err != nil {
 					return err
 				}
-			case strings.HasPrefix(name, "p") && entry.Info.IsPartitioned():
-				pid, err := strconv.ParseInt(name[1:], 10, 64)
-				if _, ok := entry.partitionByID(pid); err != nil || !ok {
-					e.opts.Logger.Info("removing the data of a dropped partition", "dir", filepath.Join(dataDirName, td.Name(), name))
-					if err := e.fs.RemoveAll(filepath.Join(dataDir, td.Name(), name)); err != nil {
+			case isPart && sd.IsDir() && entry.Info.IsPartitioned():
+				if _, ok := entry.partitionByID(pid); !ok {
+					if !cat.droppedPartition(entry, pid) {
+						e.opts.Logger.Warn("keeping a partition directory the catalog never allocated", "dir", filepath.Join(rel, name))
+						continue
+					}
+					e.opts.Logger.Info("removing the data of a dropped partition", "dir", filepath.Join(rel, name))
+					if err := e.removeOwned(filepath.Join(rel, name)); err != nil {
 						return fmt.Errorf("remove dropped partition data: %w", err)
 					}
 					continue
 				}
-				buckets, err := e.fs.ReadDir(filepath.Join(dataDir, td.Name(), name))
+				buckets, err := e.fs.ReadDir(filepath.Join(e.root, rel, name))
 				if err != nil {
-					return fmt.Errorf("list %s: %w", filepath.Join(dataDirName, td.Name(), name), err)
+					return fmt.Errorf("list %s: %w", filepath.Join(rel, name), err)
 				}
 				for _, bd := range buckets {
 					if err := e.recoverBucket(entry, pid, bd.Name()); err != nil {
@@ -206,7 +220,7 @@ func (e *Engine) recoverTablets() error {
 					}
 				}
 			default:
-				e.opts.Logger.Warn("ignoring a stray entry in a table directory", "entry", filepath.Join(dataDirName, td.Name(), name))
+				e.opts.Logger.Warn("ignoring a stray entry in a table directory", "entry", filepath.Join(rel, name))
 			}
 		}
 	}
@@ -214,12 +228,12 @@ func (e *Engine) recoverTablets() error {
 }
 
 func (e *Engine) recoverBucket(entry *tableEntry, partition int64, name string) error {
-	b, err := strconv.Atoi(strings.TrimPrefix(name, "b"))
-	if !strings.HasPrefix(name, "b") || err != nil || b < 0 || b >= entry.Info.NumBuckets {
+	b, ok := parseBucketDir(name)
+	if !ok || int(b) >= entry.Info.NumBuckets {
 		e.opts.Logger.Warn("ignoring a stray bucket directory", "table", entry.Info.Path.String(), "entry", name)
 		return nil
 	}
-	tb := metadata.TableBucket{TableID: entry.Info.TableID, PartitionID: partition, Bucket: int32(b)}
+	tb := metadata.TableBucket{TableID: entry.Info.TableID, PartitionID: partition, Bucket: b}
 	t, err := openTablet(e.fs, &e.opts, e.root, tb, tabletDir(tb))
 	if err != nil {
 		return fmt.Errorf("recover log of %s (%s): %w", entry.Info.Path, tb, err)
@@ -367,6 +381,7 @@ func (e *Engine) DropDatabase(ctx context.Context, name string, ifExists, cascad
 	}
 	next := e.mu.cat.clone()
 	delete(next.Databases, name)
+	next.index() // the database's tables leave byID too
 	if err := e.commitCatalogLocked(next); err != nil {
 		return err
 	}
@@ -404,6 +419,13 @@ func (e *Engine) CreateTable(ctx context.Context, desc metadata.TableDescriptor,
 		return metadata.TableInfo{}, fmt.Errorf("table %s: %w", desc.Path, metadata.ErrExists)
 	}
 	next := e.mu.cat.clone()
+	// An id whose files are still on disk (a catalog older than them) is
+	// skipped: the new table would take them for its own.
+	for e.idInUse(next.NextTableID) {
+		e.opts.Logger.Warn("skipping a table id whose files remain", "table_id", next.NextTableID)
+		next.SkippedTableIDs = append(next.SkippedTableIDs, next.NextTableID)
+		next.NextTableID++
+	}
 	info, err := metadata.NewTableInfo(desc, next.NextTableID, e.opts.DefaultBucketNumber, time.Now().UTC())
 	if err != nil {
 		return metadata.TableInfo{}, err
@@ -448,7 +470,7 @@ func (e *Engine) DropTable(ctx context.Context, path metadata.TablePath, ifExist
 func (e *Engine) removeTableData(tableID int64) error {
 	e.closeTabletsWhere(func(tb metadata.TableBucket) bool { return tb.TableID == tableID })
 	kerr := e.dropKvState(tableID, nil)
-	if err := e.fs.RemoveAll(filepath.Join(e.root, tableDir(tableID))); err != nil {
+	if err := e.removeOwned(tableDir(tableID)); err != nil {
 		return errors.Join(fmt.Errorf("remove table data: %w", err), kerr)
 	}
 	return kerr
@@ -651,7 +673,7 @@ func (e *Engine) DropPartition(ctx context.Context, path metadata.TablePath, spe
 		return tb.TableID == t.Info.TableID && tb.PartitionID == p.ID
 	})
 	kerr := e.dropKvState(t.Info.TableID, &p.ID)
-	if err := e.fs.RemoveAll(filepath.Join(e.root, partitionDir(t.Info.TableID, p.ID))); err != nil {
+	if err := e.removeOwned(partitionDir(t.Info.TableID, p.ID)); err != nil {
 		return errors.Join(fmt.Errorf("remove partition data: %w", err), kerr)
 	}
 	return kerr

@@ -685,19 +685,23 @@ func (e *Engine) recoverKvSnapshots() error {
 	}
 	removeAll := func(rel, why string) error {
 		e.opts.Logger.Info(why, "dir", rel)
-		if err := e.fs.RemoveAll(filepath.Join(e.root, rel)); err != nil {
-			return fmt.Errorf("remove %s: %w", rel, err)
-		}
-		return nil
+		return e.removeOwned(rel)
 	}
+	cat := e.mu.cat
 	for _, td := range tables {
 		trel := filepath.Join(kvSnapDirName, td.Name())
-		id, err := strconv.ParseInt(td.Name(), 10, 64)
-		entry := e.mu.cat.byID[id]
-		if err != nil || entry == nil || !entry.Info.HasPrimaryKey() {
+		id, ok := parseID(td.Name())
+		ok = ok && td.IsDir()
+		entry := cat.byID[id]
+		switch {
+		case ok && entry != nil && entry.Info.HasPrimaryKey():
+		case ok && cat.droppedTable(id):
 			if err := removeAll(trel, "removing the KV snapshots of a dropped table"); err != nil {
 				return err
 			}
+			continue
+		default:
+			e.opts.Logger.Warn("keeping an entry of kv-snapshots/ that is no primary-key table of the catalog", "entry", trel)
 			continue
 		}
 		subs, err := e.fs.ReadDir(filepath.Join(e.root, trel))
@@ -709,9 +713,13 @@ func (e *Engine) recoverKvSnapshots() error {
 			switch {
 			case strings.HasPrefix(name, "b") && !entry.Info.IsPartitioned():
 				e.recoverSnapshotBucket(entry, metadata.NonPartitioned, filepath.Join(trel, name))
-			case strings.HasPrefix(name, "p") && entry.Info.IsPartitioned():
-				pid, err := strconv.ParseInt(name[1:], 10, 64)
-				if _, ok := entry.partitionByID(pid); err != nil || !ok {
+			case isPartitionDir(sd) && entry.Info.IsPartitioned():
+				pid, _ := parsePartitionDir(name)
+				if _, ok := entry.partitionByID(pid); !ok {
+					if !cat.droppedPartition(entry, pid) {
+						e.opts.Logger.Warn("keeping a KV snapshot directory of a partition the catalog never allocated", "dir", filepath.Join(trel, name))
+						continue
+					}
 					if err := removeAll(filepath.Join(trel, name), "removing the KV snapshots of a dropped partition"); err != nil {
 						return err
 					}
@@ -734,12 +742,12 @@ func (e *Engine) recoverKvSnapshots() error {
 
 func (e *Engine) recoverSnapshotBucket(entry *tableEntry, partition int64, rel string) {
 	name := filepath.Base(rel)
-	b, err := strconv.Atoi(strings.TrimPrefix(name, "b"))
-	if !strings.HasPrefix(name, "b") || err != nil || b < 0 || b >= entry.Info.NumBuckets {
+	b, ok := parseBucketDir(name)
+	if !ok || int(b) >= entry.Info.NumBuckets {
 		e.opts.Logger.Warn("ignoring a stray KV snapshot directory", "dir", rel)
 		return
 	}
-	tb := metadata.TableBucket{TableID: entry.Info.TableID, PartitionID: partition, Bucket: int32(b)}
+	tb := metadata.TableBucket{TableID: entry.Info.TableID, PartitionID: partition, Bucket: b}
 	files, err := e.fs.ReadDir(filepath.Join(e.root, rel))
 	if err != nil {
 		e.opts.Logger.Warn("cannot list a KV snapshot directory", "dir", rel, "err", err)
@@ -748,17 +756,16 @@ func (e *Engine) recoverSnapshotBucket(entry *tableEntry, partition int64, rel s
 	var ids []int64
 	for _, f := range files {
 		fn := f.Name()
-		switch {
-		case strings.HasSuffix(fn, kvSnapTmpExt):
+		if _, ok := parseOwnedFile(fn, kvSnapTmpExt); ok {
 			_ = e.fs.Remove(filepath.Join(e.root, rel, fn))
-		case strings.HasSuffix(fn, kvSnapExt):
-			id, err := strconv.ParseInt(strings.TrimSuffix(fn, kvSnapExt), 10, 64)
-			if err != nil || id < 0 {
-				e.opts.Logger.Warn("ignoring a stray file in a KV snapshot directory", "file", filepath.Join(rel, fn))
-				continue
-			}
-			ids = append(ids, id)
+			continue
 		}
+		id, ok := parseOwnedFile(fn, kvSnapExt)
+		if !ok {
+			e.opts.Logger.Warn("ignoring a stray file in a KV snapshot directory", "file", filepath.Join(rel, fn))
+			continue
+		}
+		ids = append(ids, id)
 	}
 	if len(ids) == 0 {
 		return
@@ -819,7 +826,7 @@ func (e *Engine) dropKvState(tableID int64, partition *int64) error {
 	if partition != nil {
 		dir = filepath.Join(dir, "p"+strconv.FormatInt(*partition, 10))
 	}
-	if err := e.fs.RemoveAll(filepath.Join(e.root, dir)); err != nil {
+	if err := e.removeOwned(dir); err != nil {
 		errs = append(errs, fmt.Errorf("remove KV snapshots: %w", err))
 	}
 	return errors.Join(errs...)

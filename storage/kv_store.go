@@ -207,15 +207,17 @@ func (e *Engine) removeDroppedKv() error {
 		if !ok {
 			continue
 		}
-		entry := e.mu.cat.byID[tb.TableID]
+		// Only state of what the catalog dropped goes; state it cannot
+		// place (a catalog older than the store) stays, unread.
+		cat := e.mu.cat
+		entry := cat.byID[tb.TableID]
 		switch {
-		case entry == nil || !entry.Info.HasPrimaryKey():
+		case entry == nil && cat.droppedTable(tb.TableID):
 			drops = append(drops, drop{table: tb.TableID})
-		case tb.PartitionID != metadata.NonPartitioned:
-			if _, ok := entry.partitionByID(tb.PartitionID); !ok {
-				p := tb.PartitionID
-				drops = append(drops, drop{table: tb.TableID, partition: &p})
-			}
+		case entry == nil || !entry.Info.HasPrimaryKey():
+		case tb.PartitionID != metadata.NonPartitioned && cat.droppedPartition(entry, tb.PartitionID):
+			p := tb.PartitionID
+			drops = append(drops, drop{table: tb.TableID, partition: &p})
 		}
 	}
 	if err := it.Close(); err != nil {

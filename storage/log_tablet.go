@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -163,19 +162,19 @@ func openTablet(fsys FS, opts *Options, root string, tb metadata.TableBucket, re
 		if !strings.HasSuffix(name, ".log") {
 			continue
 		}
-		logs[strings.TrimSuffix(name, ".log")] = true
-		base, err := strconv.ParseInt(strings.TrimSuffix(name, ".log"), 10, 64)
-		if err != nil || base < 0 {
+		base, ok := parseOwnedFile(name, ".log")
+		if !ok {
 			t.logger.Warn("ignoring a stray file in a log directory", "file", filepath.Join(rel, name))
 			continue
 		}
+		logs[strings.TrimSuffix(name, ".log")] = true
 		bases = append(bases, base)
 	}
 	slices.Sort(bases)
 	for _, name := range indexes {
 		// An index without its segment: expiry removed the segment and
 		// stopped (crashed) before the index.
-		if !logs[strings.TrimSuffix(name, ".index")] {
+		if _, own := parseOwnedFile(name, ".index"); own && !logs[strings.TrimSuffix(name, ".index")] {
 			_ = fsys.Remove(filepath.Join(t.dir, name))
 		}
 	}

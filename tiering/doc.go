@@ -34,6 +34,12 @@
 // next snapshot. A round with nothing new commits nothing and Tier returns
 // the current snapshot id (0 when there is none).
 //
+// A dropped table's lake goes with it: RemoveDroppedLakes (after DROP, and
+// in Recover for a drop a crash interrupted) removes the lake of every id
+// the engine knows as dropped, waiting for a round of that table; a round
+// that finds its table dropped removes the lake itself and fails with
+// ErrNotFound saying so.
+//
 // # System columns
 //
 // Every lake row carries __bucket (its bucket), __timestamp and __offset:

@@ -174,7 +174,15 @@ func (r *round) run() (id int64, err error) {
 	}
 	// Phase 2: the engine's record. Not bound to the round's context: a
 	// committed manifest should be recorded even when the caller gave up.
+	if h := r.s.hooks.beforeRecord; h != nil {
+		h(r.info)
+	}
 	if err := r.s.eng.CommitLakeSnapshot(context.WithoutCancel(r.ctx), r.info.Path, engineSnapshot(r.info.TableID, next)); err != nil {
+		if r.s.eng.DroppedTable(r.info.TableID) {
+			// No recovery records a snapshot of a dropped table; the
+			// caller removes its lake (droppedDuringRound).
+			return 0, fmt.Errorf("record lake snapshot %d: %w", r.id, err)
+		}
 		return 0, fmt.Errorf("record lake snapshot %d (committed to the lake; recovery records it): %w", r.id, err)
 	}
 	return r.id, nil

@@ -61,6 +61,9 @@ type Service struct {
 		// skipPhase2 stops a round after the lake commit, as a crash
 		// between the two phases would.
 		skipPhase2 bool
+		// beforeRecord runs between the lake commit and the engine's
+		// record of it.
+		beforeRecord func(*metadata.TableInfo)
 	}
 
 	startOnce sync.Once
@@ -158,17 +161,23 @@ func (s *Service) Tier(ctx context.Context, path metadata.TablePath) (int64, err
 	} else {
 		info = cur
 	}
-	return s.round(ctx, &info)
+	id, err := s.round(ctx, &info)
+	return id, s.droppedDuringRound(&info, err)
 }
 
 // Recover finishes the tiering commits an earlier process left half done:
 // for each lake-enabled table whose lake has a manifest newer than the
-// engine's record, the record is brought up to it (phase 2 redone). Call
-// it after opening the engine and the lake, before serving reads.
+// engine's record, the record is brought up to it (phase 2 redone); and
+// it removes the lakes of dropped tables (RemoveDroppedLakes). Call it
+// after opening the engine and the lake, before serving reads.
 func (s *Service) Recover(ctx context.Context) error {
 	tables, err := s.lakeTables(ctx)
 	if err != nil {
 		return err
+	}
+	// A lake left by a drop is garbage, not a reason to refuse the open.
+	if err := s.RemoveDroppedLakes(ctx); err != nil {
+		s.opts.Logger.Warn("removing the lakes of dropped tables failed", "err", err)
 	}
 	var errs []error
 	for _, info := range tables {
