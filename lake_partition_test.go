@@ -198,3 +198,14 @@ func TestLakePartitionLifecycleProperty(t *testing.T) {
 		})
 	}
 }
+
+// TestPartitionNamedDashTiers: "-" is a valid partition value, and the
+// lake's directory of no partition does not keep it from being tiered.
+func TestPartitionNamedDashTiers(t *testing.T) {
+	db, _ := openDB(t, "sync=off&tiering=off")
+	mustExec(t, db, `CREATE TABLE d (id INT, p STRING) PARTITIONED BY (p) WITH ('table.datalake.enabled' = 'true')`)
+	mustExec(t, db, `INSERT INTO d VALUES (1, '-'), (2, '_'), (3, '-')`)
+	mustExec(t, db, `CALL sys.tier('d')`)
+	require.Equal(t, []int64{1, 3}, idsOf(t, db, "SELECT id FROM `d$lake` WHERE p = '-'"))
+	require.Equal(t, []int64{1, 3}, idsOf(t, db, `SELECT id FROM d WHERE p = '-'`))
+}
