@@ -150,7 +150,9 @@ func TestPartitionKeyDifferential(t *testing.T) {
 	if testing.Short() {
 		perType = 8
 	}
-	db, _ := openDB(t, "sync=off&tiering=off")
+	// An odd offset, so that TIMESTAMP_LTZ literals read in the session's
+	// zone land off the UTC hour in the partitions' names.
+	db, _ := openDB(t, "sync=off&tiering=off&loc=Asia/Kathmandu")
 	total, nonEmpty := 0, 0
 	var wrong []string
 	for ti, kt := range partitionKeyTypes() {
@@ -225,37 +227,56 @@ func TestTimePartitionKeyBelowMillisecond(t *testing.T) {
 // TestCoarseTimePartitionsStillAnswer: a TIME(9) partition named to the
 // millisecond, as earlier versions named them, holds rows that differ
 // below it. Pruning keeps it for any value of its millisecond and the rows
-// are tested again, so its rows and those of the exactly named partitions
-// written since answer as one table.
+// are tested again; rows of that millisecond keep going to it, so a key
+// stays in one partition; other values get exact names.
 func TestCoarseTimePartitionsStillAnswer(t *testing.T) {
 	db, dsn := openDB(t, "sync=off")
 	mustExec(t, db, `CREATE TABLE tt (id INT, t TIME(9)) PARTITIONED BY (t)`)
 	mustExec(t, db, `INSERT INTO tt VALUES (1, '00:00:00.0001')`)
+	mustExec(t, db, `CREATE TABLE kk (id INT, t TIME(9), v INT, PRIMARY KEY (t, id) NOT ENFORCED) PARTITIONED BY (t)`)
+	mustExec(t, db, `INSERT INTO kk VALUES (1, '00:00:00.0001', 1), (2, '00:00:00.0002', 1)`)
 	require.NoError(t, db.Close())
 	dir := strings.Split(dsn, "?")[0]
 	cat, err := os.ReadFile(filepath.Join(dir, "catalog.json"))
 	require.NoError(t, err)
-	require.Contains(t, string(cat), `"00-00-00_000100000"`)
-	legacy := strings.ReplaceAll(string(cat), `"00-00-00_000100000"`, `"00-00-00_000"`)
+	legacy := string(cat)
+	for _, exact := range []string{"00-00-00_000100000", "00-00-00_000200000"} {
+		require.Contains(t, legacy, `"`+exact+`"`)
+	}
+	// The table tt's partition and one of kk's take the old name; two of a
+	// table cannot share it.
+	legacy = strings.Replace(legacy, `"00-00-00_000100000"`, `"00-00-00_000"`, -1)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(legacy), 0o644))
 
 	db, err = sql.Open("fluss", dsn)
 	require.NoError(t, err)
 	defer db.Close()
-	mustExec(t, db, `INSERT INTO tt VALUES (2, '00:00:00.0002'), (3, '00:00:00.0001'), (4, '00:00:00')`)
+	mustExec(t, db, `INSERT INTO tt VALUES (2, '00:00:00.0002'), (3, '00:00:00.0001'), (4, '00:00:00'), (5, '00:00:01.0000001')`)
+	var names []string
+	for _, r := range queryAll(t, db, `SHOW PARTITIONS tt`) {
+		names = append(names, fmt.Sprint(r[0]))
+	}
+	require.Equal(t, []string{"00-00-00_000", "00-00-01_000000100"}, names)
 	for where, want := range map[string][]int64{
 		"t = '00:00:00.0001'":                {1, 3},
 		"t = '00:00:00'":                     {4},
-		"t > '00:00:00.00015'":               {2},
+		"t > '00:00:00.00015'":               {2, 5},
 		"t IN ('00:00:00.0002', '00:00:01')": {2},
 		"t < '00:00:00.0002'":                {1, 3, 4},
-		"NOT (t = '00:00:00.0001')":          {2, 4},
-		"t >= '00:00:00.001'":                nil,
+		"NOT (t = '00:00:00.0001')":          {2, 4, 5},
+		"t >= '00:00:00.001'":                {5},
 	} {
 		require.Equal(t, want, idsOf(t, db, "SELECT id FROM tt WHERE "+where), where)
 	}
 	plan := planLines(t, db, `SELECT id FROM tt WHERE t = '00:00:00.0001'`)
 	require.Contains(t, strings.Join(plan, "\n"), "PostFilter", "the rows of a coarse partition are tested again")
+
+	// The key table: an upsert of a key in the coarse partition replaces
+	// it there, and a lookup finds it.
+	mustExec(t, db, `INSERT INTO kk VALUES (1, '00:00:00.0001', 2), (3, '00:00:00.0003', 3)`)
+	require.Equal(t, [][]any{{int64(1), int64(2)}, {int64(2), int64(1)}, {int64(3), int64(3)}}, queryAll(t, db, `SELECT id, v FROM kk ORDER BY id`))
+	require.Equal(t, [][]any{{int64(2)}}, queryAll(t, db, `SELECT v FROM kk WHERE t = '00:00:00.0001' AND id = 1`))
+	require.Equal(t, [][]any{{int64(1)}}, queryAll(t, db, `SELECT v FROM kk WHERE t = '00:00:00.0002' AND id = 2`))
 }
 
 // TestLookupOfUnnameablePartitionValue: a point lookup whose partition-key

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -336,3 +337,29 @@ func ParsePartitionRange(t DataType, s string) (lo, hi any, err error) {
 // ParsePartitionRange), so that a predicate on the key must be tested on
 // the rows as well as on the partitions.
 func PartitionNamesMayBeCoarse(t DataType) bool { return t.Root == Time && timePrecision(t) > 3 }
+
+// CoarsePartitionName returns the name earlier versions gave the partition
+// of values (rendered, in partition-key order, for keys of types): each
+// TIME(p > 3) value named to the millisecond. ok is false when no key has
+// such a name. A partition of that name holds the value, and keeps
+// getting the rows of its millisecond.
+func CoarsePartitionName(types []DataType, values []string) (name string, ok bool) {
+	if len(types) != len(values) {
+		return "", false
+	}
+	out := slices.Clone(values)
+	for i, t := range types {
+		if !PartitionNamesMayBeCoarse(t) {
+			continue
+		}
+		cut := timeNameDigits(t) - 3
+		if _, frac, found := strings.Cut(out[i], "_"); found && len(frac) == timeNameDigits(t) {
+			out[i] = out[i][:len(out[i])-cut]
+			ok = true
+		}
+	}
+	if !ok {
+		return "", false
+	}
+	return PartitionName(out), true
+}

@@ -193,3 +193,24 @@ func TestCoarseTimePartitionRange(t *testing.T) {
 	require.False(t, PartitionNamesMayBeCoarse(TimeType(3)))
 	require.False(t, PartitionNamesMayBeCoarse(TimestampType(9)))
 }
+
+func TestCoarsePartitionName(t *testing.T) {
+	name, ok := CoarsePartitionName([]DataType{TimeType(9), StringType()}, []string{"00-00-00_000100000", "US"})
+	require.True(t, ok)
+	require.Equal(t, "00-00-00_000$US", name)
+	name, ok = CoarsePartitionName([]DataType{TimeType(6)}, []string{"23-59-59_999999"})
+	require.True(t, ok)
+	require.Equal(t, "23-59-59_999", name)
+	for _, c := range []struct {
+		types  []DataType
+		values []string
+	}{
+		{[]DataType{TimeType(3)}, []string{"00-00-00_000"}},
+		{[]DataType{TimeType(9)}, []string{"00-00-00_000"}},
+		{[]DataType{StringType()}, []string{"00-00-00_000100000"}},
+		{[]DataType{TimeType(9)}, []string{"a", "b"}},
+	} {
+		_, ok := CoarsePartitionName(c.types, c.values)
+		require.False(t, ok, "%v %v", c.types, c.values)
+	}
+}
