@@ -103,7 +103,9 @@ func (l *Lake) NewFileWriter(table *metadata.TableInfo, partitionName string, pa
 		return nil, fmt.Errorf("%w: lake: bucket %d is negative", metadata.ErrInvalidValue, bucket)
 	case table.IsPartitioned() != (partitionName != ""):
 		return nil, fmt.Errorf("%w: lake: partition %q does not fit table %s", metadata.ErrInvalidValue, partitionName, table.Path)
-	case partitionName != "" && (partitionName == noPartition || !validRelPath(partitionName) || strings.Contains(partitionName, "/")):
+	// "-", a valid Fluss partition value, may name a partition's
+	// directory: a partitioned table has no directory of no partition.
+	case partitionName != "" && (!validRelPath(partitionName) || strings.Contains(partitionName, "/")):
 		return nil, fmt.Errorf("%w: lake: partition name %q cannot name a directory", metadata.ErrInvalidValue, partitionName)
 	case len(partitionValues) != len(table.PartitionKeys):
 		return nil, fmt.Errorf("%w: lake: %d partition values for %d partition keys of %s", metadata.ErrInvalidValue, len(partitionValues), len(table.PartitionKeys), table.Path)

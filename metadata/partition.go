@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,7 +35,9 @@ func PartitionTypeAllowed(t DataType) bool {
 func PartitionName(values []string) string { return strings.Join(values, "$") }
 
 // PartitionValueString renders v, a value for a partition key of type t, the
-// way Fluss names partitions: DATE yyyy-MM-dd; TIME HH-mm-ss_SSS; TIMESTAMP
+// way Fluss names partitions: DATE yyyy-MM-dd; TIME HH-mm-ss_SSS (TIME(p)
+// with p > 3 with p fraction digits, which Fluss, whose TIME holds
+// milliseconds, never needs: a name identifies its value); TIMESTAMP
 // and TIMESTAMP_LTZ (in UTC) yyyy-MM-dd-HH-mm-ss_ followed by the
 // nanoseconds without trailing zeros; FLOAT and DOUBLE in Java's text with
 // '.' replaced by '_' (NaN, Inf, -Inf); BINARY and BYTES in lower-case hex;
@@ -89,8 +92,9 @@ func renderPartitionValue(t DataType, v any) string {
 	case DateValue:
 		return x.Time().Format(time.DateOnly)
 	case TimeValue:
-		ms := int64(x) / 1e6
-		return fmt.Sprintf("%02d-%02d-%02d_%03d", ms/3600000, ms/60000%60, ms/1000%60, ms%1000)
+		ns := int64(x)
+		clock := fmt.Sprintf("%02d-%02d-%02d_", ns/3600e9, ns/60e9%60, ns/1e9%60)
+		return clock + fmt.Sprintf("%09d", ns%1e9)[:timeNameDigits(t)]
 	case time.Time:
 		u := x.UTC()
 		frac := strings.TrimRight(fmt.Sprintf("%09d", u.Nanosecond()), "0")
@@ -206,14 +210,11 @@ func ParsePartitionValue(t DataType, s string) (any, error) {
 		}
 		return DateOf(d), nil
 	case Time:
-		clock, ms, ok := strings.Cut(s, "_")
-		p := splitInts(clock, "-", 3)
-		m, err := strconv.Atoi(ms)
-		if !ok || p == nil || err != nil || p[0] > 23 || p[1] > 59 || p[2] > 59 || m < 0 || m > 999 {
+		lo, _, ok := parseTimeName(t, s)
+		if !ok {
 			return nil, bad()
 		}
-		ns := (int64(p[0])*3600+int64(p[1])*60+int64(p[2]))*1e9 + int64(m)*1e6
-		return CoerceValue(t, TimeValue(ns))
+		return lo, nil
 	case Timestamp, TimestampLTZ:
 		clock, frac := s, ""
 		if i := strings.LastIndexByte(s, '_'); i >= 0 {
@@ -278,4 +279,87 @@ func civil(y, mo, d, h, mi, s, ns int) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return t, true
+}
+
+// timeNameDigits is how many fraction digits name a TIME(p) partition:
+// Fluss's three, or p when p is finer.
+func timeNameDigits(t DataType) int { return max(3, timePrecision(t)) }
+
+// timePrecision is t's precision within [0, 9], so that no type read from
+// disk makes a name's arithmetic fail.
+func timePrecision(t DataType) int { return min(max(t.Precision, 0), MaxTimePrecision) }
+
+// parseTimeName reads a TIME partition name: the fraction has the type's
+// name digits, or three for a TIME(p > 3) named to the millisecond (as
+// earlier versions named them). The values the partition may hold
+// run from lo to hi: the same value for an exact name, the millisecond's
+// values at the type's precision for a coarser one.
+func parseTimeName(t DataType, s string) (lo, hi TimeValue, ok bool) {
+	clock, frac, found := strings.Cut(s, "_")
+	p := splitInts(clock, "-", 3)
+	if !found || p == nil || p[0] > 23 || p[1] > 59 || p[2] > 59 ||
+		(len(frac) != 3 && len(frac) != timeNameDigits(t)) || strings.Trim(frac, "0123456789") != "" {
+		return 0, 0, false
+	}
+	n, err := strconv.Atoi(frac + strings.Repeat("0", 9-len(frac)))
+	if err != nil {
+		return 0, 0, false
+	}
+	v := (int64(p[0])*3600+int64(p[1])*60+int64(p[2]))*1e9 + int64(n)
+	step := int64(math.Pow10(9 - timePrecision(t))) // one unit of the type
+	lo = TimeValue(v - v%step)
+	hi = lo
+	if len(frac) < timePrecision(t) {
+		hi = TimeValue(v + int64(math.Pow10(9-len(frac))) - step)
+	}
+	return lo, hi, true
+}
+
+// ParsePartitionRange is ParsePartitionValue for a name that may be
+// coarser than its type: it returns the least and the greatest value the
+// partition may hold, equal for a name that identifies its value (every
+// name this version renders). A TIME(p > 3) partition named to the
+// millisecond by an older version holds the values of that millisecond.
+func ParsePartitionRange(t DataType, s string) (lo, hi any, err error) {
+	if t.Root == Time {
+		l, h, ok := parseTimeName(t, s)
+		if !ok {
+			return nil, nil, fmt.Errorf("%w: partition value %q is not a valid %s", ErrInvalidValue, s, t)
+		}
+		return l, h, nil
+	}
+	v, err := ParsePartitionValue(t, s)
+	return v, v, err
+}
+
+// PartitionNamesMayBeCoarse reports whether a partition key of type t may
+// have partitions whose names are coarser than their values (see
+// ParsePartitionRange), so that a predicate on the key must be tested on
+// the rows as well as on the partitions.
+func PartitionNamesMayBeCoarse(t DataType) bool { return t.Root == Time && timePrecision(t) > 3 }
+
+// CoarsePartitionName returns the name earlier versions gave the partition
+// of values (rendered, in partition-key order, for keys of types): each
+// TIME(p > 3) value named to the millisecond. ok is false when no key has
+// such a name. A partition of that name holds the value, and keeps
+// getting the rows of its millisecond.
+func CoarsePartitionName(types []DataType, values []string) (name string, ok bool) {
+	if len(types) != len(values) {
+		return "", false
+	}
+	out := slices.Clone(values)
+	for i, t := range types {
+		if !PartitionNamesMayBeCoarse(t) {
+			continue
+		}
+		cut := timeNameDigits(t) - 3
+		if _, frac, found := strings.Cut(out[i], "_"); found && len(frac) == timeNameDigits(t) {
+			out[i] = out[i][:len(out[i])-cut]
+			ok = true
+		}
+	}
+	if !ok {
+		return "", false
+	}
+	return PartitionName(out), true
 }

@@ -91,6 +91,13 @@ func TestPartitionValueStringGoValues(t *testing.T) {
 		{DoubleType(), -0.0 * 1, "0_0"},
 		{DoubleType(), math.Copysign(0, -1), "-0_0"},
 		{TimeType(3), TimeValue(13*time.Hour + 5*time.Second + 7*time.Millisecond), "13-00-05_007"},
+		// Fluss's three digits up to TIME(3); p digits for a finer TIME(p),
+		// so that a name identifies its value.
+		{TimeType(0), TimeValue(13 * time.Hour), "13-00-00_000"},
+		{TimeType(4), TimeValue(100 * time.Microsecond), "00-00-00_0001"},
+		{TimeType(6), TimeValue(23*time.Hour + 59*time.Minute + 59*time.Second + 999999*time.Microsecond), "23-59-59_999999"},
+		{TimeType(9), TimeValue(100 * time.Microsecond), "00-00-00_000100000"},
+		{TimeType(9), "23:59:59.999999999", "23-59-59_999999999"},
 	}
 	for _, c := range cases {
 		got, err := PartitionValueString(c.t, c.v)
@@ -137,5 +144,73 @@ func TestPartitionTypeAllowed(t *testing.T) {
 	}
 	for _, typ := range []DataType{DecimalType(10, 2), ArrayType(IntType()), MapType(StringType(), IntType()), RowType(Field{"a", IntType()})} {
 		require.False(t, PartitionTypeAllowed(typ), "%s", typ)
+	}
+}
+
+// TestTimePartitionNamesAreExact: issue 15's item 3. Values of a TIME(p >
+// 3) key that differ below the millisecond get partitions of their own,
+// and each name reads back as its value.
+func TestTimePartitionNamesAreExact(t *testing.T) {
+	for p := 0; p <= MaxTimePrecision; p++ {
+		typ := TimeType(p)
+		seen := map[string]TimeValue{}
+		for _, v := range []TimeValue{0, 1, 100e3, 200e3, 999999, 1e6, 86399999999999, 86399999000000, 45000500000001} {
+			c, err := CoerceValue(typ, v)
+			require.NoError(t, err)
+			name, err := PartitionValueString(typ, c)
+			require.NoError(t, err)
+			if other, ok := seen[name]; ok {
+				require.Equal(t, other, c, "%s: %q names two values", typ, name)
+			}
+			seen[name] = c.(TimeValue)
+			back, err := ParsePartitionValue(typ, name)
+			require.NoError(t, err)
+			require.Equal(t, c, back, "%s %q", typ, name)
+			lo, hi, err := ParsePartitionRange(typ, name)
+			require.NoError(t, err)
+			require.Equal(t, c, lo)
+			require.Equal(t, c, hi)
+		}
+	}
+	for _, bad := range []string{"00-00-00_0001", "00-00-00_00", "00-00-00_00000000x", "24-00-00_000", "00-00-00"} {
+		_, err := ParsePartitionValue(TimeType(9), bad)
+		require.ErrorIs(t, err, ErrInvalidValue, bad)
+	}
+}
+
+// TestCoarseTimePartitionRange: a TIME(p > 3) partition an earlier version
+// named to the millisecond holds that millisecond's values.
+func TestCoarseTimePartitionRange(t *testing.T) {
+	lo, hi, err := ParsePartitionRange(TimeType(9), "23-59-59_999")
+	require.NoError(t, err)
+	require.Equal(t, TimeValue(86399999000000), lo)
+	require.Equal(t, TimeValue(86399999999999), hi)
+	lo, hi, err = ParsePartitionRange(TimeType(6), "00-00-00_000")
+	require.NoError(t, err)
+	require.Equal(t, TimeValue(0), lo)
+	require.Equal(t, TimeValue(999000), hi)
+	require.True(t, PartitionNamesMayBeCoarse(TimeType(4)))
+	require.False(t, PartitionNamesMayBeCoarse(TimeType(3)))
+	require.False(t, PartitionNamesMayBeCoarse(TimestampType(9)))
+}
+
+func TestCoarsePartitionName(t *testing.T) {
+	name, ok := CoarsePartitionName([]DataType{TimeType(9), StringType()}, []string{"00-00-00_000100000", "US"})
+	require.True(t, ok)
+	require.Equal(t, "00-00-00_000$US", name)
+	name, ok = CoarsePartitionName([]DataType{TimeType(6)}, []string{"23-59-59_999999"})
+	require.True(t, ok)
+	require.Equal(t, "23-59-59_999", name)
+	for _, c := range []struct {
+		types  []DataType
+		values []string
+	}{
+		{[]DataType{TimeType(3)}, []string{"00-00-00_000"}},
+		{[]DataType{TimeType(9)}, []string{"00-00-00_000"}},
+		{[]DataType{StringType()}, []string{"00-00-00_000100000"}},
+		{[]DataType{TimeType(9)}, []string{"a", "b"}},
+	} {
+		_, ok := CoarsePartitionName(c.types, c.values)
+		require.False(t, ok, "%v %v", c.types, c.values)
 	}
 }

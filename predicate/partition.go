@@ -92,13 +92,70 @@ func FilterPartitions(table *metadata.TableInfo, parts []metadata.PartitionInfo,
 	}
 	var out []metadata.PartitionInfo
 	for _, part := range parts {
-		row, err := PartitionRow(table, part.Values)
+		keep, err := partitionMayMatch(table, part, filter)
 		if err != nil {
 			return nil, fmt.Errorf("partition %q: %w", part.Name, err)
 		}
-		if Test(filter, row) {
+		if keep {
 			out = append(out, part)
 		}
 	}
 	return out, nil
+}
+
+// partitionMayMatch tests filter on a partition's values. A partition
+// whose name is coarser than its values (metadata.ParsePartitionRange)
+// holds a range of them: it is kept unless the range rules every row out,
+// and its rows are filtered again (pushdown keeps such keys' conjuncts in
+// the post filter).
+func partitionMayMatch(table *metadata.TableInfo, part metadata.PartitionInfo, filter P) (bool, error) {
+	keys, err := table.Schema.Indexes(table.PartitionKeys)
+	if err != nil {
+		return false, fmt.Errorf("partition keys of %s: %w", table.Path, err)
+	}
+	if len(part.Values) != len(keys) {
+		return false, fmt.Errorf("%w: partition of %s has %d values for %d partition keys",
+			metadata.ErrInvalidValue, table.Path, len(part.Values), len(keys))
+	}
+	st := partitionStats{lo: map[int]any{}, hi: map[int]any{}}
+	coarse := false
+	for i, col := range keys {
+		c := table.Schema.Columns[col]
+		lo, hi, err := metadata.ParsePartitionRange(c.Type, part.Values[i])
+		if err != nil {
+			return false, fmt.Errorf("partition key %s of %s: %w", c.Name, table.Path, err)
+		}
+		st.lo[col], st.hi[col] = lo, hi
+		coarse = coarse || metadata.Compare(lo, hi) != 0
+	}
+	if coarse {
+		return MaybeTest(filter, st), nil
+	}
+	row := make(rowValues, len(table.Schema.Columns))
+	for col, v := range st.lo {
+		row[col] = v
+	}
+	return Test(filter, row), nil
+}
+
+// partitionStats describes the rows of one partition: every key column
+// lies within [lo, hi] and is never NULL. Its row count is one, as good as
+// any other: MaybeTest compares it only with the null count, zero.
+type partitionStats struct{ lo, hi map[int]any }
+
+func (s partitionStats) RowCount() int64 { return 1 }
+
+func (s partitionStats) Min(column int) (any, bool) {
+	v, ok := s.lo[column]
+	return v, ok
+}
+
+func (s partitionStats) Max(column int) (any, bool) {
+	v, ok := s.hi[column]
+	return v, ok
+}
+
+func (s partitionStats) NullCount(column int) (int64, bool) {
+	_, ok := s.lo[column]
+	return 0, ok
 }

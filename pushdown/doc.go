@@ -7,6 +7,10 @@
 //     partition keys and convert to the predicate tree. It prunes
 //     partitions exactly, comparing typed values (PrunePartitions), so
 //     those conjuncts are consumed: they never reach the post filter.
+//     The exception is a key whose partitions may be named coarser than
+//     their values (metadata.PartitionNamesMayBeCoarse): pruning keeps a
+//     partition whose range may match, and the conjunct is evaluated
+//     again above the scan.
 //   - Pushed: the data predicate handed to the scan. For a log table in
 //     ARROW format it is every convertible non-partition conjunct; for
 //     other tables it is nil until the lake source decides what it

@@ -10,7 +10,10 @@ import (
 type Result struct {
 	// PartitionFilter is the AND of the conjuncts that read only partition
 	// keys and convert; it prunes partitions exactly and is never
-	// evaluated again. Nil: every partition.
+	// evaluated again, except on a key whose partitions may be named
+	// coarser than their values (TIME(p > 3) named to the millisecond by
+	// earlier versions), whose conjuncts stay in PostFilter too. Nil:
+	// every partition.
 	PartitionFilter predicate.P
 	// Pushed is the data predicate handed to the scan, which may skip
 	// batches, files or row groups by statistics with it. Nil: none.
@@ -46,6 +49,9 @@ func SplitWithLake(table *metadata.TableInfo, where sqlplan.Expr, lake LakeFilte
 		if onlyColumns(c, partKeys) {
 			if p, ok := Convert(table, c); ok {
 				partition = append(partition, p)
+				if readsCoarseKey(table, c) {
+					res.PostFilter = append(res.PostFilter, c)
+				}
 				continue
 			}
 		}
@@ -78,6 +84,19 @@ func pushesData(table *metadata.TableInfo) bool {
 // their key's type, so an INT partition 10 is greater than 2.
 func PrunePartitions(table *metadata.TableInfo, parts []metadata.PartitionInfo, filter predicate.P) ([]metadata.PartitionInfo, error) {
 	return predicate.FilterPartitions(table, parts, filter)
+}
+
+// readsCoarseKey reports whether e reads a partition key whose partitions
+// may be named coarser than their values: pruning keeps such a partition
+// when any of its values may match, so the rows must be tested too.
+func readsCoarseKey(table *metadata.TableInfo, e sqlplan.Expr) bool {
+	coarse := false
+	walk(e, func(x sqlplan.Expr) {
+		if c, ok := x.(*sqlplan.ColumnRef); ok && c.Index >= 0 && c.Index < len(table.Schema.Columns) {
+			coarse = coarse || metadata.PartitionNamesMayBeCoarse(table.Schema.Columns[c.Index].Type)
+		}
+	})
+	return coarse
 }
 
 // onlyColumns reports whether e reads at least one column and only columns

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -123,7 +124,28 @@ func (t *tableEntry) prepare() error {
 	return nil
 }
 
+// partitionByName finds the partition of a name this version renders, or
+// else the partition an earlier version named coarser for the same values
+// (metadata.CoarsePartitionName): its rows keep going there, so that a key
+// stays in one partition.
 func (t *tableEntry) partitionByName(name string) (metadata.PartitionInfo, bool) {
+	if p, ok := t.partitionNamed(name); ok {
+		return p, true
+	}
+	if !t.Info.IsPartitioned() {
+		return metadata.PartitionInfo{}, false
+	}
+	types := make([]metadata.DataType, 0, len(t.Info.PartitionKeys))
+	for _, c := range t.Info.PartitionKeyIndexes() {
+		types = append(types, t.Info.Schema.Columns[c].Type)
+	}
+	if coarse, ok := metadata.CoarsePartitionName(types, strings.Split(name, "$")); ok {
+		return t.partitionNamed(coarse)
+	}
+	return metadata.PartitionInfo{}, false
+}
+
+func (t *tableEntry) partitionNamed(name string) (metadata.PartitionInfo, bool) {
 	for _, p := range t.Partitions {
 		if p.Name == name {
 			return p, true

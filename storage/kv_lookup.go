@@ -154,6 +154,11 @@ func (l *KeyLookup) key(entry *tableEntry, keyRow []any) (tb metadata.TableBucke
 		pv := make([]string, len(l.part))
 		for k, c := range l.part {
 			if pv[k], err = metadata.PartitionValueString(l.partTypes[k], keyRow[c]); err != nil {
+				if _, cerr := metadata.CoerceValue(l.partTypes[k], keyRow[c]); cerr == nil && errors.Is(err, metadata.ErrInvalidValue) {
+					// A value of the type that cannot name a partition
+					// ('a b'): writes refuse it, so no row holds it.
+					return tb, nil, false, nil
+				}
 				return tb, nil, false, fmt.Errorf("lookup in %s: partition key: %w", l.path, err)
 			}
 		}

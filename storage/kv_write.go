@@ -213,6 +213,11 @@ func (e *Engine) Lookup(ctx context.Context, path metadata.TablePath, keyRow []a
 		pv := make([]string, len(idx))
 		for k, c := range idx {
 			if pv[k], err = metadata.PartitionValueString(cols[c].Type, vals[c]); err != nil {
+				if errors.Is(err, metadata.ErrInvalidValue) {
+					// A value that cannot name a partition ('a b'):
+					// writes refuse it, so no row holds it.
+					return nil, false, nil
+				}
 				return nil, false, fmt.Errorf("lookup in %s: partition key %s: %w", path, cols[c].Name, err)
 			}
 		}

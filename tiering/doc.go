@@ -29,9 +29,11 @@
 // first tiered offset even when it has no rows (0 for an empty bucket).
 // Partitions the lake has but the engine no longer has (dropped) keep
 // their files and tiered offsets: readers find such lake-only partitions
-// by name. A partition re-created under a dropped one's name replaces it
-// in the lake: the old partition's files and offsets are left out of the
-// next snapshot. A round with nothing new commits nothing and Tier returns
+// by name. A partition re-created under a dropped one's name adds to it
+// in the lake, as a lake-union read already sees it: the old partition's
+// files stay, the new partition is tiered from its log start (a key
+// table merging its changelog into the old state) and its tiered offsets
+// replace the old ones. A round with nothing new commits nothing and Tier returns
 // the current snapshot id (0 when there is none).
 //
 // A dropped table's lake goes with it: RemoveDroppedLakes (after DROP, and

@@ -50,7 +50,8 @@ type change struct {
 }
 
 // tierKeyBucket tiers one bucket of a primary-key table. Its new lake
-// state is its previous state (the previous lake files, or the latest KV
+// state is its previous state (the previous lake files, also those a
+// dropped partition of the same name left, or else the latest KV
 // snapshot for a bucket never tiered) merged with the changelog of
 // [start, stop) folded per key, written as new sorted files that replace
 // the bucket's previous files.
@@ -69,6 +70,15 @@ func (r *round) tierKeyBucket(p part, tb metadata.TableBucket, files []metadata.
 			}
 			base = src
 		}
+	} else if len(files) > 0 {
+		// Files of an older partition of the same name, dropped and
+		// re-created since: the live partition's whole changelog merges
+		// into them, as a lake-union read merges it.
+		src, err := r.lakeRows(files)
+		if err != nil {
+			return bucketResult{}, err
+		}
+		base = src
 	} else {
 		src, off, ok, err := r.kvSnapshotRows(p, tb)
 		if err != nil {

@@ -2,6 +2,7 @@ package tiering
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -68,25 +69,41 @@ func TestPartitionsCreatedAndDropped(t *testing.T) {
 	}
 	require.Equal(t, "b", snap.PartitionNames[oldB])
 
-	// The name comes back as a new partition: it replaces the old one in
-	// the lake.
+	// The name comes back as a new partition: the lake keeps the old
+	// partition's rows under the name and adds the new partition's, tiered
+	// from its log start.
 	e.appendRows("t", []any{int64(8), "new-b", "b"})
 	newB, ok := partitionID(t, e, "t", "b")
 	require.True(t, ok)
 	require.NotEqual(t, oldB, newB)
 	require.Equal(t, int64(3), e.tier("t"))
-	m3 := e.checkLogLake("t")
+	m3, snap := e.checkRecord("t")
+	var oldFiles, newFiles []metadata.LakeFile
+	for b := range int32(2) {
+		prev := paths(filesOf(m2, "b", b))
+		for _, f := range filesOf(m3, "b", b) {
+			if slices.Contains(prev, f.Path) {
+				oldFiles = append(oldFiles, f)
+			} else {
+				newFiles = append(newFiles, f)
+			}
+		}
+		require.Subset(t, paths(filesOf(m3, "b", b)), prev, "the old partition's files stay")
+	}
+	require.ElementsMatch(t, bRows, rowsOfPartition(e.lakeRows(info, oldFiles), "b"))
 	var newRows []string
-	for _, r := range e.lakeRows(info, m3.Files) {
-		if r.partition == "b" {
-			newRows = append(newRows, fmt.Sprintf("@%d %s", r.offset, r.vals))
+	for _, r := range e.lakeRows(info, newFiles) {
+		newRows = append(newRows, fmt.Sprintf("@%d %s", r.offset, r.vals))
+	}
+	require.Equal(t, []string{"@0 8,new-b,b"}, newRows, "the new partition is tiered from its log start")
+	var tieredNew int64
+	for tb, off := range snap.TieredOffsets {
+		require.NotEqual(t, oldB, tb.PartitionID, "the old partition's offsets are replaced by the new one's")
+		if tb.PartitionID == newB {
+			tieredNew += off
 		}
 	}
-	require.Equal(t, []string{"@0 8,new-b,b"}, newRows, "only the new partition's rows")
-	_, snap = e.checkRecord("t")
-	for tb := range snap.TieredOffsets {
-		require.NotEqual(t, oldB, tb.PartitionID, "the old partition's offsets are gone")
-	}
+	require.Equal(t, int64(1), tieredNew, "the new partition's one row is tiered")
 }
 
 func TestPartitionedPrimaryKeyTable(t *testing.T) {

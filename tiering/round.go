@@ -206,14 +206,15 @@ func (r *round) abandon() {
 
 // previous returns a bucket's tiered offset and files in the previous
 // snapshot. A tiered offset recorded for another partition of the same
-// name (dropped and re-created since) does not count, and that older
-// partition's files are left out: the new partition replaces it in the
-// lake.
+// name (dropped and re-created since) does not count: the live partition
+// is tiered from its log start. That older partition's files stay, as
+// readers see them: the lake keeps what it was given, under the
+// partition's name, and the new partition adds to it.
 func (r *round) previous(p part, b int32) (lake.TieredOffset, []metadata.LakeFile, bool) {
 	k := bucketKey{p.info.Name, b}
 	t, ok := r.prevOffsets[k]
 	if !ok || t.PartitionID != p.info.ID {
-		return lake.TieredOffset{}, nil, false
+		return lake.TieredOffset{}, r.prevFiles[k], false
 	}
 	return t, r.prevFiles[k], true
 }
