@@ -124,9 +124,9 @@ func (s engineSource) ReadLake(ctx context.Context, table *metadata.TableInfo, f
 	}
 	r, err := s.lk.OpenFiles(ctx, table, files, lakeOptions(opts))
 	if err != nil {
-		return nil, err
+		return nil, s.droppedErr(table, err)
 	}
-	return r, nil
+	return droppedLakeReader{r, s, table}, nil
 }
 
 func (s engineSource) ReadLakeSorted(ctx context.Context, table *metadata.TableInfo, files []metadata.LakeFile, opts LakeReadOptions) (KvBatchReader, error) {
@@ -135,16 +135,44 @@ func (s engineSource) ReadLakeSorted(ctx context.Context, table *metadata.TableI
 	}
 	r, err := s.lk.OpenSorted(ctx, table, files, lakeOptions(opts))
 	if err != nil {
-		return nil, err
+		return nil, s.droppedErr(table, err)
 	}
-	return sortedLakeReader{r}, nil
+	return sortedLakeReader{r, func(err error) error { return s.droppedErr(table, err) }}, nil
 }
 
+// droppedErr tells a lake read that failed because its table was dropped
+// under it (DROP TABLE removes the table's lake, and a scan opens its
+// files as it reaches them) from damage: the reader is told what was
+// dropped, as a log read of a dropped bucket is, instead of being told a
+// planned file is missing.
+func (s engineSource) droppedErr(table *metadata.TableInfo, err error) error {
+	if err == nil || !s.eng.DroppedTable(table.TableID) {
+		return err
+	}
+	return fmt.Errorf("table %s was dropped during the read: %w", table.Path, metadata.ErrNotFound)
+}
+
+// droppedLakeReader reports the errors of a lake read through droppedErr.
+type droppedLakeReader struct {
+	lake.RecordReader
+	src   engineSource
+	table *metadata.TableInfo
+}
+
+func (r droppedLakeReader) Err() error { return r.src.droppedErr(r.table, r.RecordReader.Err()) }
+
+// Stats forwards the lake's counts.
+func (r droppedLakeReader) Stats() ReadStats { return statsOf(r.RecordReader) }
+
 // sortedLakeReader adapts lake.SortedReader to KvBatchReader.
-type sortedLakeReader struct{ r lake.SortedReader }
+type sortedLakeReader struct {
+	r lake.SortedReader
+	// mapErr rewrites the reader's error; see engineSource.droppedErr.
+	mapErr func(error) error
+}
 
 func (s sortedLakeReader) Next() bool { return s.r.Next() }
-func (s sortedLakeReader) Err() error { return s.r.Err() }
+func (s sortedLakeReader) Err() error { return s.mapErr(s.r.Err()) }
 func (s sortedLakeReader) Close() error {
 	return s.r.Close()
 }
