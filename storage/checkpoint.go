@@ -32,8 +32,8 @@ import (
 // its start may have moved up to, never past, the recorded start:
 //
 //   - the recorded end only covers fsynced commits: with Sync the high
-//     watermark (a commit fsyncs before it is visible); without, what
-//     Open or Close fsynced;
+//     watermark (a commit fsyncs before it is visible); without, what a
+//     Close fsynced;
 //   - DropExpired records the new log start before it removes a segment;
 //   - the file is replaced atomically (temporary file, fsync, rename,
 //     fsync of the directory) at Open, at Close, every
@@ -285,8 +285,8 @@ func journalCompleted(fsys FS, root string) map[metadata.TableBucket]int64 {
 
 // checkAcked checks every bucket against what was acknowledged, after
 // the journal is settled and before the KV state is replayed (so that a
-// damaged key bucket is not rebuilt from what is left), makes the tails
-// written since the last checkpoint durable and writes a new checkpoint.
+// damaged key bucket is not rebuilt from what is left), and writes a new
+// checkpoint.
 func (e *Engine) checkAcked() error {
 	cat := e.mu.cat
 	bounds := maps.Clone(e.ckpt.loaded)
@@ -343,16 +343,13 @@ func (e *Engine) checkAcked() error {
 	// Buckets that passed keep their fingerprints: an unchanged bucket
 	// costs the next checkpoint no read.
 	e.ckpt.written = maps.Clone(e.ckpt.loaded)
+	// Without Sync only what an earlier Close (or checkpoint) found
+	// durable is claimed; this Close fsyncs the rest. With Sync every
+	// commit below the high watermark was fsynced before it was visible.
 	for tb, t := range e.tablets {
-		if t.damaged != nil {
-			continue
+		if t.damaged == nil {
+			e.ckpt.durable[tb] = min(t.hw.Load(), e.ckpt.loaded[tb].end)
 		}
-		if err := t.syncFrom(e.ckpt.loaded[tb].end); err != nil {
-			// Without the fsync the tail is not claimed as durable.
-			e.opts.Logger.Warn("could not make a log tail durable", "bucket", tb.String(), "err", err)
-			continue
-		}
-		e.ckpt.durable[tb] = t.hw.Load()
 	}
 	if err := e.writeAcked(); err != nil {
 		// The previous checkpoint still holds: every bound in it is true.
@@ -586,9 +583,10 @@ func (e *Engine) closeAcked() error {
 
 // noteCommit counts a commit and writes the checkpoint every
 // checkpointEveryCommits of them. A failure is logged: the previous
-// checkpoint still holds.
+// checkpoint still holds. Without Sync there is nothing new to claim
+// before Close.
 func (e *Engine) noteCommit() {
-	if e.ckpt.commits.Add(1) < checkpointEveryCommits {
+	if !e.opts.Sync || e.ckpt.commits.Add(1) < checkpointEveryCommits {
 		return
 	}
 	if _, err := e.readLock(); err != nil {

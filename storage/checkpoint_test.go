@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -30,8 +31,16 @@ func keepAcked(t *testing.T, dir string) func() {
 // engine (every commit acknowledged) the ways a torn write would leave
 // it: it is damage, not a torn tail. Reads of the bucket fail with
 // ErrCorrupt naming the segment, writes are refused, nothing is
-// truncated, and a reopen still reports it.
+// truncated, and a reopen still reports it. Without Sync the same holds
+// after a clean Close, which fsyncs what the commits did not.
 func TestAcknowledgedTailIsDamage(t *testing.T) {
+	for _, sync := range []bool{true, false} {
+		t.Run(fmt.Sprintf("sync=%v", sync), func(t *testing.T) { testAcknowledgedTailIsDamage(t, sync) })
+	}
+}
+
+func testAcknowledgedTailIsDamage(t *testing.T, sync bool) {
+	withSync := func(o *Options) { o.Sync = sync }
 	for _, tc := range []struct {
 		name string
 		harm func(t *testing.T, path string, lastStart int64)
@@ -55,7 +64,7 @@ func TestAcknowledgedTailIsDamage(t *testing.T) {
 			dir := t.TempDir()
 			var info metadata.TableInfo
 			func() {
-				e, _ := testEngine(t, dir, nil)
+				e, _ := testEngine(t, dir, withSync)
 				defer e.Close()
 				info = createTable(t, e, "orders", ordersColumns(), nil, nil)
 				appendRows(t, e, "orders", [][]any{orderRow(0), orderRow(1)})
@@ -68,7 +77,7 @@ func TestAcknowledgedTailIsDamage(t *testing.T) {
 			require.NoError(t, err)
 			for range 2 {
 				func() {
-					e, _ := testEngine(t, dir, nil)
+					e, _ := testEngine(t, dir, withSync)
 					defer e.Close()
 					_, err := e.ReadLog(ctx, tb, 0, -1, ReadOptions{})
 					require.ErrorIs(t, err, metadata.ErrCorrupt)
@@ -204,4 +213,34 @@ func TestLogBelowItsLakeOrKvIsReported(t *testing.T) {
 		_, err = e.ReadLog(ctx, bucket(info, 0), 0, -1, ReadOptions{})
 		require.ErrorIs(t, err, metadata.ErrCorrupt, "the log it has left is not the bucket's rows")
 	})
+}
+
+// TestCommitsWriteTheCheckpoint: a process killed long after its Open
+// leaves a recent bound, written by the commits themselves.
+func TestCommitsWriteTheCheckpoint(t *testing.T) {
+	defer func(n int64) { checkpointEveryCommits = n }(checkpointEveryCommits)
+	checkpointEveryCommits = 4
+	dir := t.TempDir()
+	var (
+		info    metadata.TableInfo
+		restore func()
+	)
+	func() {
+		e, _ := testEngine(t, dir, nil)
+		defer e.Close()
+		info = createTable(t, e, "orders", ordersColumns(), nil, nil)
+		for i := range 4 {
+			appendRows(t, e, "orders", [][]any{orderRow(i)})
+		}
+		// As if the process died now: the fourth commit wrote the
+		// checkpoint, Close does not get to.
+		restore = keepAcked(t, dir)
+	}()
+	restore()
+	seg := filepath.Join(dir, tabletDir(bucket(info, 0)), segmentName(0, ".log"))
+	flipByte(t, seg, batchStarts(t, seg)[3]+60)
+	e, _ := testEngine(t, dir, nil)
+	_, err := e.ReadLog(ctx, bucket(info, 0), 0, -1, ReadOptions{})
+	require.ErrorIs(t, err, metadata.ErrCorrupt)
+	require.ErrorContains(t, err, "offsets up to 4 were acknowledged")
 }
