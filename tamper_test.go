@@ -481,7 +481,18 @@ func TestMissingLogIsReported(t *testing.T) {
 			// the lost offsets in between.
 			db, err = sql.Open("fluss", tc.c.dsn(dir))
 			require.NoError(t, err)
+			defer db.Close()
 			requireCorrupt(t, db, `SELECT id, s FROM t`, name)
+			if tc.name == "partition directory" {
+				// Dropping the damaged partition (the first, p0) leaves
+				// the others readable and writable.
+				mustExec(t, db, `ALTER TABLE t DROP PARTITION (s = 'p0')`)
+				want := tamperRange(0, 300, func(i int) bool { return i%3 != 0 }, func(i int) string { return fmt.Sprintf("p%d", i%3) })
+				got, err := corruptQuery(db, `SELECT id, s FROM t`)
+				require.NoError(t, err)
+				require.Equal(t, want, got)
+				mustExec(t, db, `INSERT INTO t VALUES (2000, 'p0')`)
+			}
 		})
 	}
 }

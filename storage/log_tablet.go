@@ -300,9 +300,14 @@ func (t *logTablet) recoverSegment(seg *segment, last bool) error {
 	for pos < fileSize {
 		// torn handles a batch whose end cannot be found, or a bad last
 		// batch. Only a batch past every acknowledged offset can be a
-		// write that never completed.
+		// write that never completed (after damage, the offsets after
+		// the last whole batch are the bound).
 		torn := func(why string) error {
-			if !last || expected < 0 || expected < t.acked {
+			from := expected
+			if from < 0 {
+				from = seg.next
+			}
+			if !last || from < t.acked {
 				damage(pos, why)
 				return nil
 			}
