@@ -3,6 +3,7 @@ package lake
 import (
 	"encoding/hex"
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 
@@ -77,6 +78,9 @@ func (l *Lake) openParquet(table *metadata.TableInfo, lf metadata.LakeFile) (pf 
 		return nil, corrupt(lf.Path, err)
 	}
 	kv := pf.md.KeyValueMetadata()
+	if err := checkIdentity(table, lf, kv, pf.md.NumRows); err != nil {
+		return nil, corrupt(lf.Path, err)
+	}
 	if v := kv.FindValue(kvNaNColumns); v != nil && *v != "" {
 		pf.nanCols = map[int]bool{}
 		for _, s := range strings.Split(*v, ",") {
@@ -157,4 +161,37 @@ func (pf *parquetFile) fileStats(table *metadata.TableInfo, cols []int) *statsSe
 		groups[i] = pf.groupStats(table, i, cols)
 	}
 	return mergeStats(groups, cols)
+}
+
+// checkIdentity compares what the writer recorded in a file's key-value
+// metadata (table, partition, bucket, snapshot) and its footer's row
+// count with the manifest's entry: a file moved or swapped in from
+// elsewhere, even one of the same size and layout, holds another
+// bucket's rows and must not be read as this one's.
+func checkIdentity(table *metadata.TableInfo, lf metadata.LakeFile, kv pqmeta.KeyValueMetadata, rows int64) error {
+	want := map[string]string{
+		kvTableID:   strconv.FormatInt(table.TableID, 10),
+		kvPartition: lf.PartitionName,
+		kvBucket:    strconv.Itoa(int(lf.Bucket)),
+	}
+	if snap, _, ok := strings.Cut(path.Base(lf.Path), "-"); ok {
+		want[kvSnapshotID] = snap
+	}
+	for _, k := range []string{kvTableID, kvPartition, kvBucket, kvSnapshotID} {
+		w, ok := want[k]
+		if !ok {
+			continue
+		}
+		got := kv.FindValue(k)
+		if got == nil {
+			return fmt.Errorf("no %s in its metadata: not a file the lake wrote", k)
+		}
+		if *got != w {
+			return fmt.Errorf("its metadata says %s %q, the manifest lists it as %q: the file is not the one the manifest names", k, *got, w)
+		}
+	}
+	if rows != lf.RowCount {
+		return fmt.Errorf("it holds %d rows, the manifest lists %d", rows, lf.RowCount)
+	}
+	return nil
 }

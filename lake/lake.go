@@ -118,6 +118,12 @@ func snapshotsDir(tableID int64) string { return path.Join(tableDir(tableID), "s
 
 func manifestName(snapshotID int64) string { return fmt.Sprintf("%020d.json", snapshotID) }
 
+// ManifestPath is the path, relative to the lake root, of a table's
+// manifest of one snapshot: what an error about a missing one names.
+func ManifestPath(tableID, snapshotID int64) string {
+	return path.Join(snapshotsDir(tableID), manifestName(snapshotID))
+}
+
 // noPartition names the data directory of a table without partitions.
 const noPartition = "-"
 

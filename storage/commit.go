@@ -83,6 +83,9 @@ func (e *Engine) Commit(ctx context.Context, writes []Write) ([]WriteResult, err
 		}
 		res, retry, err := e.commitPrepared(ctx, preps)
 		if !retry {
+			if err == nil {
+				e.noteCommit()
+			}
 			return res, err
 		}
 		if attempt >= 5 {
@@ -459,6 +462,11 @@ func (e *Engine) applyLocked(label string, writes []*commitBucket, total int) er
 	bws := make([]*bucketWrite, len(writes))
 	for i, w := range writes {
 		bws[i] = &w.bucketWrite
+		if w.t.damaged != nil {
+			// The log lost acknowledged data: a write would take its
+			// offsets.
+			return fmt.Errorf("commit to %s: %w", label, w.t.damaged)
+		}
 	}
 	var id uint64
 	journaled := total > 1

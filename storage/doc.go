@@ -75,9 +75,10 @@
 // Open recovers every tablet by scanning every batch of every segment
 // (header, length and CRC-32C):
 //   - a torn tail of the last segment (a header cut short, a length that
-//     runs past the end of the file, or a bad last batch) is a write that
-//     never completed: it is truncated back to the last whole batch, and
-//     nothing before it is lost;
+//     runs past the end of the file, or a bad last batch) past every
+//     acknowledged offset is a write that never completed: it is
+//     truncated back to the last whole batch, and nothing before it is
+//     lost; below the acknowledged end it is damage (next section);
 //   - a bad batch with whole batches after it is damage, not a torn write:
 //     it is logged and kept. Reads of its offsets fail with an error
 //     wrapping metadata.ErrCorrupt that names the segment file (relative
@@ -87,6 +88,22 @@
 //
 // Everything that survives recovery was written by a commit that reached
 // its commit point, so the HW after Open is the log end offset.
+//
+// # Acknowledged offsets
+//
+// <dir>/acked-offsets records per bucket bounds that stay true across a
+// crash: the log start, the end of acknowledged durable data and a
+// fingerprint of the batch ending there (checkpoint.go has the rules
+// and format). Open reads it with the journal's completed commits before
+// recovering the tablets, and after settling the journal checks each
+// bucket against it and against the lake's tiered offsets; after the KV
+// state is recovered, against the KV applied offsets. A bucket that
+// contradicts them is damaged, never silently shorter: Open succeeds,
+// every read of the bucket fails with ErrCorrupt naming its directory and
+// what is missing, every write to it is refused (no new row takes a lost
+// offset), its KV operations fail, and its record is kept so a reopen
+// reports it again. With Sync a KV state ahead of its log is such a
+// contradiction too.
 //
 // # Primary-key tables
 //
@@ -122,8 +139,9 @@
 // offset together. Open replays each primary-key bucket's log from its
 // flushed offset to the log end (+I/+U put the row, -D deletes it, -U does
 // nothing); a KV state ahead of the log (a crash without Sync) is rebuilt
-// from the log start. A bucket whose log cannot be replayed (damage) is
-// logged and its KV operations fail with ErrCorrupt; other buckets work.
+// from the log start; with Sync it means the log lost acknowledged data.
+// A bucket whose log cannot be replayed (damage) is logged, its KV
+// operations and log reads fail with ErrCorrupt; other buckets work.
 // Close flushes Pebble so a clean reopen replays nothing. When the engine
 // runs in memory, or on a replaced Options.FS, Pebble uses its in-memory
 // file system: over a reused FS every Open rebuilds the state from the
@@ -175,9 +193,10 @@
 // below the new log start. Should it anyway (Pebble in memory over a
 // reused FS, or a KV state ahead of a log that lost its tail), Open
 // rebuilds the bucket from its latest KV snapshot and the log after it.
-// The log start offset is the oldest segment's base offset, so it needs
-// no record of its own; files go oldest first, so a crash part way leaves
-// a log starting at a segment boundary. Segments are reference counted:
+// The log start offset is the oldest segment's base offset; expiry
+// records the new start in acked-offsets before it removes a file, so
+// Open can tell expiry from a lost segment. Files go oldest first, so a
+// crash part way leaves a log starting at a segment boundary. Segments are reference counted:
 // a reader keeps the segments of its snapshot open, so expiry under an
 // open reader does not disturb it.
 //
@@ -186,6 +205,7 @@
 //	<dir>/LOCK                       flock held while an Engine is open
 //	<dir>/catalog.json               the catalog
 //	<dir>/commits.log                the commit journal
+//	<dir>/acked-offsets              the acknowledged-offsets checkpoint
 //	<dir>/data/<table id>/b<bucket>/                       a bucket's log
 //	<dir>/data/<table id>/p<partition id>/b<bucket>/       of a partition
 //	    <base offset %020d>.log      segment: record batches back to back

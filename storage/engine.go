@@ -74,6 +74,8 @@ type Engine struct {
 	closedFlag atomic.Bool
 	// autoInc allocates auto-increment values (autoinc.go).
 	autoInc autoIncrements
+	// ckpt is the acknowledged-offsets checkpoint (checkpoint.go).
+	ckpt checkpointState
 }
 
 // Open opens (creating when needed) the engine of opts.Dir, or a fresh
@@ -111,6 +113,10 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e.mu.cat = cat
 	_ = e.fs.Remove(filepath.Join(e.root, catalogTmpFile))
+	if err := e.loadAcked(); err != nil {
+		lock.Close()
+		return nil, err
+	}
 	if err := e.recoverTablets(); err != nil {
 		e.closeTablets()
 		lock.Close()
@@ -122,7 +128,17 @@ func Open(opts Options) (*Engine, error) {
 		lock.Close()
 		return nil, err
 	}
-	if err := e.recoverKv(); err != nil {
+	if err := e.checkAcked(); err != nil {
+		e.closeJournal()
+		e.closeTablets()
+		lock.Close()
+		return nil, err
+	}
+	err = e.recoverKv()
+	if err == nil {
+		err = e.checkKvLogs()
+	}
+	if err != nil {
 		e.closeKv()
 		e.closeJournal()
 		e.closeTablets()
@@ -234,7 +250,7 @@ func (e *Engine) recoverBucket(entry *tableEntry, partition int64, name string) 
 		return nil
 	}
 	tb := metadata.TableBucket{TableID: entry.Info.TableID, PartitionID: partition, Bucket: b}
-	t, err := openTablet(e.fs, &e.opts, e.root, tb, tabletDir(tb))
+	t, err := recoverTablet(e.fs, &e.opts, e.root, tb, tabletDir(tb), e.ackedEnd(tb))
 	if err != nil {
 		return fmt.Errorf("recover log of %s (%s): %w", entry.Info.Path, tb, err)
 	}
@@ -275,7 +291,10 @@ func (e *Engine) Close() error {
 	e.mu.closed = true
 	e.closedFlag.Store(true)
 	e.views.releaseAll()
-	err := e.closeKv()
+	err := e.closeAcked()
+	if kerr := e.closeKv(); err == nil {
+		err = kerr
+	}
 	if terr := e.closeTablets(); err == nil {
 		err = terr
 	}

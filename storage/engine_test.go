@@ -276,15 +276,24 @@ func sortRows(rows [][]any) {
 
 func TestTornTailIsTruncated(t *testing.T) {
 	dir := t.TempDir()
-	var info metadata.TableInfo
+	var (
+		info    metadata.TableInfo
+		restore func()
+	)
 	func() {
 		e, _ := testEngine(t, dir, nil)
 		defer e.Close()
 		info = createTable(t, e, "orders", ordersColumns(), nil, nil)
 		for s := range 3 {
+			if s == 2 {
+				// The last statement is the one a crash cuts short: the
+				// checkpoint on disk is the one from before it.
+				restore = keepAcked(t, dir)
+			}
 			appendRows(t, e, "orders", [][]any{orderRow(3 * s), orderRow(3*s + 1), orderRow(3*s + 2)})
 		}
 	}()
+	restore()
 	tb := bucket(info, 0)
 	seg := filepath.Join(dir, tabletDir(tb), segmentName(0, ".log"))
 	st, err := os.Stat(seg)
@@ -339,14 +348,20 @@ func TestTornTailVariants(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			var info metadata.TableInfo
+			var (
+				info    metadata.TableInfo
+				restore func()
+			)
 			func() {
 				e, _ := testEngine(t, dir, nil)
 				defer e.Close()
 				info = createTable(t, e, "orders", ordersColumns(), nil, nil)
 				appendRows(t, e, "orders", [][]any{orderRow(0), orderRow(1)})
+				// The second statement is the one a crash cuts short.
+				restore = keepAcked(t, dir)
 				appendRows(t, e, "orders", [][]any{orderRow(2)})
 			}()
+			restore()
 			tb := bucket(info, 0)
 			seg := filepath.Join(dir, tabletDir(tb), segmentName(0, ".log"))
 			tc.harm(t, seg, batchStarts(t, seg)[1])

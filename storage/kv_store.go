@@ -287,6 +287,11 @@ func (e *Engine) replayBucket(entry *tableEntry, t *logTablet, kb *kvBucket) err
 			snap.release()
 		}
 	}()
+	if from > snap.hw && e.opts.Sync {
+		// With Sync the log is durable before the KV state is written:
+		// a log behind it lost acknowledged data.
+		return fmt.Errorf("%w: log of %s in %s: the KV state reflects offsets up to %d, but the log ends at %d", metadata.ErrCorrupt, tb, tabletDir(tb), from, snap.hw)
+	}
 	if from > snap.hw {
 		// The KV state holds changes the log lost (a crash without Sync
 		// after Pebble flushed them): rebuild the bucket from the log.

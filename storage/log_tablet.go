@@ -95,6 +95,13 @@ type logTablet struct {
 	// the oldest segment (expiry removes whole segments from the front).
 	// Written under mu.
 	logStart atomic.Int64
+	// acked is the end of the acknowledged data Open knew of when it
+	// recovered the tablet (checkpoint.go): a bad batch below it is
+	// damage, never a torn tail.
+	acked int64
+	// damaged is set by Open, before the tablet is used, when the log
+	// lost acknowledged data: reads fail with it and writes are refused.
+	damaged error
 }
 
 // tabletSnapshot is what a reader reads: the segments with their sizes
@@ -127,6 +134,9 @@ func (t *logTablet) snapshot() (tabletSnapshot, error) {
 	if t.mu.closed {
 		return tabletSnapshot{}, fmt.Errorf("log of %s: %w", t.tb, metadata.ErrClosed)
 	}
+	if t.damaged != nil {
+		return tabletSnapshot{}, t.damaged
+	}
 	s := tabletSnapshot{hw: t.hw.Load(), logStart: t.logStart.Load()}
 	for _, seg := range t.mu.segments {
 		// The list holds a reference, so refs is above zero here.
@@ -140,7 +150,13 @@ func (t *logTablet) snapshot() (tabletSnapshot, error) {
 // it: every segment is scanned, a torn tail is truncated, and corruption
 // inside a segment is logged (reads of it fail with ErrCorrupt).
 func openTablet(fsys FS, opts *Options, root string, tb metadata.TableBucket, rel string) (*logTablet, error) {
-	t := &logTablet{tb: tb, dir: filepath.Join(root, rel), rel: rel, fs: fsys, opts: opts, logger: opts.Logger}
+	return recoverTablet(fsys, opts, root, tb, rel, 0)
+}
+
+// recoverTablet is openTablet for a bucket whose offsets below acked
+// were acknowledged: a bad last batch there is kept as damage.
+func recoverTablet(fsys FS, opts *Options, root string, tb metadata.TableBucket, rel string, acked int64) (*logTablet, error) {
+	t := &logTablet{tb: tb, dir: filepath.Join(root, rel), rel: rel, fs: fsys, opts: opts, logger: opts.Logger, acked: acked}
 	if err := fsys.MkdirAll(t.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create log directory %s: %w", rel, err)
 	}
@@ -281,9 +297,16 @@ func (t *logTablet) recoverSegment(seg *segment, last bool) error {
 		}
 	}
 	for pos < fileSize {
-		// torn handles a batch whose end cannot be found.
+		// torn handles a batch whose end cannot be found, or a bad last
+		// batch. Only a batch past every acknowledged offset can be a
+		// write that never completed (after damage, the offsets after
+		// the last whole batch are the bound).
 		torn := func(why string) error {
-			if !last {
+			from := expected
+			if from < 0 {
+				from = seg.next
+			}
+			if !last || from < t.acked {
 				damage(pos, why)
 				return nil
 			}
@@ -470,6 +493,9 @@ func (t *logTablet) markLocked() tabletMark {
 func (t *logTablet) appendLocked(batch []byte) (*segment, error) {
 	if t.mu.closed {
 		return nil, fmt.Errorf("log of %s: %w", t.tb, metadata.ErrClosed)
+	}
+	if t.damaged != nil {
+		return nil, t.damaged
 	}
 	h, err := logformat.ParseHeader(batch)
 	if err != nil {

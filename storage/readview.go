@@ -231,6 +231,16 @@ func (v *ReadView) get(entry *tableEntry, key []byte) ([]any, error) {
 
 // getColumns is get decoding only the columns need marks (nil: all).
 func (v *ReadView) getColumns(entry *tableEntry, key []byte, need []bool) ([]any, error) {
+	if len(key) > bucketIDSize {
+		tb, _ := parseBucketID(key[1 : 1+bucketIDSize])
+		// A bucket Open could not rebuild has no trustworthy rows.
+		v.e.kvMu.Lock()
+		kb := v.e.kvBuckets[tb]
+		v.e.kvMu.Unlock()
+		if kb != nil && kb.broken != nil {
+			return nil, kb.broken
+		}
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.mu.closed || v.mu.ps == nil {

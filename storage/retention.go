@@ -49,10 +49,17 @@ func (e *Engine) DropExpired(ctx context.Context, now time.Time) (int, error) {
 	slices.SortFunc(list, func(a, b candidate) int {
 		return lockOrder(a.tb, b.tb)
 	})
+	type plan struct {
+		c      candidate
+		entry  *tableEntry
+		cutoff int64
+		start  int64
+	}
 	var (
 		removed int
 		errs    []error
 		flushed bool
+		plans   []plan
 	)
 	for _, c := range list {
 		if err := ctx.Err(); err != nil {
@@ -92,15 +99,48 @@ func (e *Engine) DropExpired(ctx context.Context, now time.Time) (int, error) {
 				flushed = true
 			}
 		}
-		n, err := c.t.expire(cutoff, limit)
+		if start, ok := c.t.expiredStart(cutoff, limit); ok {
+			plans = append(plans, plan{c: c, entry: entry, cutoff: cutoff, start: start})
+		}
+	}
+	if len(plans) == 0 {
+		return removed, errors.Join(errs...)
+	}
+	// The new log starts are recorded before any segment goes, so that
+	// Open can tell expiry from segments gone missing.
+	starts := make(map[metadata.TableBucket]int64, len(plans))
+	for _, p := range plans {
+		starts[p.c.tb] = p.start
+	}
+	if err := e.raiseStarts(starts); err != nil {
+		return removed, errors.Join(append(errs, fmt.Errorf("expire log: %w", err))...)
+	}
+	for _, p := range plans {
+		// The start as the limit: no more goes than was recorded.
+		n, err := p.c.t.expire(p.cutoff, p.start)
 		removed += n
 		if err != nil {
-			errs = append(errs, fmt.Errorf("expire log of %s (%s): %w", entry.Info.Path, c.tb, err))
+			errs = append(errs, fmt.Errorf("expire log of %s (%s): %w", p.entry.Info.Path, p.c.tb, err))
 		} else if n > 0 {
-			e.opts.Logger.Info("expired log segments", "table", entry.Info.Path.String(), "bucket", c.tb.String(), "segments", n, "log_start", c.t.logStart.Load())
+			e.opts.Logger.Info("expired log segments", "table", p.entry.Info.Path.String(), "bucket", p.c.tb.String(), "segments", n, "log_start", p.c.t.logStart.Load())
 		}
 	}
 	return removed, errors.Join(errs...)
+}
+
+// expiredStart is the log start expire would leave: the base offset of
+// the first segment that stays; ok is false when nothing expires.
+func (t *logTablet) expiredStart(cutoff, limit int64) (int64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.mu.closed {
+		return 0, false
+	}
+	n := t.expirableLocked(cutoff, limit)
+	if n == 0 {
+		return 0, false
+	}
+	return t.mu.segments[n].base, true
 }
 
 // latestKvSnapshotOffset returns the log offset of tb's latest KV

@@ -240,7 +240,7 @@ func (s *Service) reconcile(ctx context.Context, info *metadata.TableInfo) (lake
 	case !ok || (has && rec.SnapshotID > m.SnapshotID):
 		// The engine records a snapshot the lake does not have: the lake
 		// lost committed manifests. Tiering on would write over them.
-		return lake.Manifest{}, fmt.Errorf("%w: the engine records lake snapshot %d of %s, but the lake's latest is %d", metadata.ErrCorrupt, rec.SnapshotID, info.Path, m.SnapshotID)
+		return lake.Manifest{}, fmt.Errorf("%w: the engine records lake snapshot %d of %s, but the lake's latest is %d: lake manifest %s is missing", metadata.ErrCorrupt, rec.SnapshotID, info.Path, m.SnapshotID, lake.ManifestPath(info.TableID, rec.SnapshotID))
 	case has && rec.SnapshotID == m.SnapshotID:
 		return m, nil
 	}
