@@ -29,7 +29,7 @@ const lakeDirName = "lake"
 // engineEntries are the root entries only an engine writes; any of them
 // without catalog.json means the catalog was lost, not a new database.
 // The order is the one the error reports them in.
-var engineEntries = []string{dataDirName, kvDirName, kvSnapDirName, lakeDirName, journalFile}
+var engineEntries = []string{dataDirName, kvDirName, kvSnapDirName, lakeDirName, journalFile, ackedFile}
 
 // parseID reads a table or partition id written by strconv.FormatInt:
 // positive and in its canonical form, so "007" or "+7" are not ids.
