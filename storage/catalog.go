@@ -285,7 +285,11 @@ func (c *catalog) persist(fsys FS, dir string, sync bool) error {
 		return fmt.Errorf("write catalog: %w", err)
 	}
 	_, err = f.WriteAt(data, 0)
-	if err == nil && sync {
+	if err == nil {
+		// Synced whatever sync says: without it a power loss may keep the
+		// rename and drop the bytes, and a database whose catalog.json is
+		// empty cannot be opened at all. Only the rename's durability
+		// waits for sync (or for the next directory sync).
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
