@@ -132,6 +132,7 @@ func (c *Connector) Close() error {
 // number of connectors using them.
 type sharedEngine struct {
 	key     string // directory, or "" for an in-memory engine
+	cfg     Config // of the connector that opened it; see sameEngineOptions
 	engine  *storage.Engine
 	lake    *lake.Lake
 	tiering *tiering.Service
@@ -164,6 +165,9 @@ func acquireEngine(cfg Config, logger *slog.Logger) (*sharedEngine, error) {
 	defer registry.mu.Unlock()
 	if !cfg.InMemory {
 		if se, ok := registry.engines[cfg.Dir]; ok {
+			if err := sameEngineOptions(se.cfg, cfg); err != nil {
+				return nil, err
+			}
 			se.refs++
 			return se, nil
 		}
@@ -193,7 +197,7 @@ func acquireEngine(cfg Config, logger *slog.Logger) (*sharedEngine, error) {
 		return nil, err
 	}
 	svc := tiering.New(eng, lk, tiering.Options{Enabled: cfg.Tiering == "auto", Logger: opts.Logger})
-	se := &sharedEngine{key: cfg.Dir, engine: eng, lake: lk, tiering: svc, refs: 1}
+	se := &sharedEngine{key: cfg.Dir, cfg: cfg, engine: eng, lake: lk, tiering: svc, refs: 1}
 	// A tiering round that committed its lake snapshot but stopped before
 	// the engine recorded it is finished now.
 	if err := svc.Recover(context.Background()); err != nil {

@@ -6,7 +6,8 @@
 // The DSN is a directory path, a file: URI or ":memory:", with ?key=value
 // options (see ParseDSN). All connections of one *sql.DB share one engine;
 // opening the same directory again in the same process shares its engine
-// too, and another process gets ErrLocked.
+// too (with the same engine options, or ErrInvalidOption says which
+// differ), and another process gets ErrLocked.
 //
 // This package is the database/sql face only; the engine lives in the
 // packages below it (see the README's "Reading the source").

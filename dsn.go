@@ -229,3 +229,63 @@ func parseBytes(s string) (int64, error) {
 func dsnError(format string, args ...any) error {
 	return &Error{Code: CodeInvalidDSN, Msg: "bad DSN: " + fmt.Sprintf(format, args...), Pos: -1, err: metadata.ErrInvalidOption}
 }
+
+// engineOptions are the DSN options the engine is opened with: every
+// handle on one directory in one process shares that engine, so they
+// must agree (sameEngineOptions). The others (loc, threads, memory.limit,
+// scan.max-records-per-split) belong to each connector and may differ.
+var engineOptions = []struct {
+	key   string
+	value func(Config) string
+}{
+	{dsnSync, func(c Config) string {
+		if c.Sync {
+			return "on"
+		}
+		return "off"
+	}},
+	{dsnDefaultBucketNum, func(c Config) string { return strconv.Itoa(c.DefaultBucketNumber) }},
+	{dsnTiering, func(c Config) string { return c.Tiering }},
+	{dsnKvSnapshotInterval, func(c Config) string { return c.KvSnapshotInterval.String() }},
+	{dsnSegmentBytes, func(c Config) string { return formatBytes(c.SegmentBytes) }},
+}
+
+// sameEngineOptions reports, as an error naming each option and both
+// values, where want asks for an engine other than the one open (opened
+// with open). An option a DSN leaves out asks for its default.
+func sameEngineOptions(open, want Config) error {
+	var diffs []string
+	for _, o := range engineOptions {
+		if a, b := o.value(open), o.value(want); a != b {
+			diffs = append(diffs, fmt.Sprintf("%s=%s, but the engine has %s=%s", o.key, b, o.key, a))
+		}
+	}
+	if len(diffs) == 0 {
+		return nil
+	}
+	return dsnError("the engine on %s is already open in this process with other engine options: %s; "+
+		"give every handle on a directory the same engine options (%s), or close the others first",
+		want.Dir, strings.Join(diffs, "; "), strings.Join(engineOptionKeys(), ", "))
+}
+
+func engineOptionKeys() []string {
+	keys := make([]string, len(engineOptions))
+	for i, o := range engineOptions {
+		keys[i] = o.key
+	}
+	return keys
+}
+
+// formatBytes prints a size the way the DSN takes it: with the largest
+// unit that divides it.
+func formatBytes(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"tb", 1 << 40}, {"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}} {
+		if n >= u.m && n%u.m == 0 {
+			return strconv.FormatInt(n/u.m, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}

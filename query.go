@@ -100,6 +100,11 @@ func (s *Stmt) planScan(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPlan,
 		lakeFilter = src.WithFilters
 	}
 	pd := pushdown.SplitWithLake(&sp.Table, sp.Where, lakeFilter)
+	// Splitting a huge WHERE takes a while; a statement past its deadline
+	// stops here rather than plan splits it will not read.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	spec := planner.ScanSpec{
 		Table:           sp.Table.Path,
 		Projection:      sp.Columns,

@@ -222,6 +222,13 @@ func (w *FileWriter) Write(rec arrow.RecordBatch) (err error) {
 		}
 		cols[i] = retype(rec.Column(i), w.schema.Field(i).Type)
 	}
+	// The last guard before Parquet, which every engine reads STRING of as
+	// UTF-8: the write paths refuse invalid text, so none may reach here.
+	for i, c := range w.table.Schema.Columns {
+		if r, err := metadata.CheckUTF8(rec.Column(i), c.Type); err != nil {
+			return fmt.Errorf("lake: %s row %d, column %s: %w", w.file.Path, w.file.RowCount+int64(r)+1, c.Name, err)
+		}
+	}
 	for i, c := range cols[:len(w.table.Schema.Columns)] {
 		if !w.nanCols[i] && hasNaN(c) {
 			w.nanCols[i] = true

@@ -104,20 +104,8 @@ func convert(table *metadata.TableInfo, e sqlplan.Expr) (p predicate.P, negatabl
 			l = &predicate.Not{Child: l}
 		}
 		return l, true, true
-	case *sqlplan.And:
-		l, nl, okL := convert(table, e.L)
-		r, nr, okR := convert(table, e.R)
-		if !okL || !okR {
-			return nil, false, false
-		}
-		return predicate.AndOf(l, r), nl && nr, true
-	case *sqlplan.Or:
-		l, nl, okL := convert(table, e.L)
-		r, nr, okR := convert(table, e.R)
-		if !okL || !okR {
-			return nil, false, false
-		}
-		return orOf(l, r), nl && nr, true
+	case *sqlplan.And, *sqlplan.Or:
+		return convertChain(table, e)
 	case *sqlplan.Not:
 		c, neg, ok := convert(table, e.E)
 		if !ok || !neg {
@@ -204,18 +192,6 @@ func widest(a, b metadata.DataType) metadata.DataType {
 		return b
 	}
 	return a
-}
-
-func orOf(l, r predicate.P) predicate.P {
-	var cs []predicate.P
-	for _, p := range []predicate.P{l, r} {
-		if o, ok := p.(*predicate.Or); ok {
-			cs = append(cs, o.Children...)
-		} else {
-			cs = append(cs, p)
-		}
-	}
-	return &predicate.Or{Children: cs}
 }
 
 // literal converts a literal expression to a value the leaf compares

@@ -140,6 +140,10 @@ type binder struct {
 	inAgg   bool
 	// currentDB is what DATABASE() returns.
 	currentDB string
+	// ctx, when set, is checked while binding (see checkContext); nodes
+	// counts the expressions bound so far.
+	ctx   context.Context
+	nodes int
 }
 
 // Version is what VERSION() returns: a MySQL-style version (clients such
@@ -160,7 +164,7 @@ func BindSelect(ctx context.Context, s *Select, cat Catalog, currentDB string, a
 	if currentDB == "" {
 		currentDB = metadata.DefaultDatabase
 	}
-	if err := bindQuery(plan, s, args, currentDB); err != nil {
+	if err := bindQuery(ctx, plan, s, args, currentDB); err != nil {
 		return nil, err
 	}
 	return plan, nil
@@ -168,8 +172,8 @@ func BindSelect(ctx context.Context, s *Select, cat Catalog, currentDB string, a
 
 // bindQuery binds the clauses of s into plan, whose table (if any) is
 // already resolved.
-func bindQuery(plan *SelectPlan, s *Select, args []Arg, currentDB string) error {
-	b := &binder{args: args, alias: s.Alias, currentDB: currentDB}
+func bindQuery(ctx context.Context, plan *SelectPlan, s *Select, args []Arg, currentDB string) error {
+	b := &binder{args: args, alias: s.Alias, currentDB: currentDB, ctx: ctx}
 	if plan.From {
 		b.table = &plan.Table
 	}
@@ -392,6 +396,9 @@ func (b *binder) column(c *ColumnRef) (Expr, error) {
 
 // bind returns a bound copy of e.
 func (b *binder) bind(e Expr) (Expr, error) {
+	if err := b.checkContext(); err != nil {
+		return nil, err
+	}
 	switch x := e.(type) {
 	case nil:
 		return nil, nil
@@ -863,4 +870,20 @@ func (b *binder) constructor(f *Func, t metadata.DataType) (any, error) {
 		return out, nil
 	}
 	return nil, unsupported("function %s in VALUES", strings.ToUpper(f.Name))
+}
+
+// checkEvery is how many expressions the binder binds between two looks
+// at its context: a statement of a hundred thousand terms still stops
+// soon after its deadline, and a small one never pays for the look.
+const checkEvery = 256
+
+// checkContext returns the context's error once the context is done; it
+// looks every checkEvery calls. The error is ctx.Err() itself, as the
+// driver promises for a cancelled statement.
+func (b *binder) checkContext() error {
+	b.nodes++
+	if b.ctx == nil || b.nodes%checkEvery != 0 {
+		return nil
+	}
+	return b.ctx.Err()
 }

@@ -35,7 +35,10 @@ func init() {
 // a plain identifier that is no keyword, else backquoted.
 func quoteIdent(name string) string {
 	if keywords[strings.ToUpper(name)] || isQueryKeyword(name) {
-		return "`" + name + "`"
+		// isQueryKeyword also holds for a name the query grammar cannot
+		// read as a bare identifier, such as one that starts with a
+		// backquote: its backquotes must be doubled like any other.
+		return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 	}
 	return metadata.QuoteIdent(name)
 }

@@ -19,82 +19,144 @@ func (e *Param) String() string {
 	}
 	return fmt.Sprintf("$%d", e.Ordinal)
 }
-func (e *Compare) String() string { return e.L.String() + " " + e.Op.String() + " " + e.R.String() }
-func (e *And) String() string     { return "(" + e.L.String() + " AND " + e.R.String() + ")" }
-func (e *Or) String() string      { return "(" + e.L.String() + " OR " + e.R.String() + ")" }
-func (e *Not) String() string     { return "NOT " + e.E.String() }
-func (e *IsNull) String() string {
-	if e.Not {
-		return e.E.String() + " IS NOT NULL"
-	}
-	return e.E.String() + " IS NULL"
-}
-func (e *In) String() string {
-	items := make([]string, len(e.List))
-	for i, x := range e.List {
-		items[i] = x.String()
-	}
-	not := ""
-	if e.Not {
-		not = "NOT "
-	}
-	return e.E.String() + " " + not + "IN (" + strings.Join(items, ", ") + ")"
-}
-func (e *Between) String() string {
-	not := ""
-	if e.Not {
-		not = "NOT "
-	}
-	return e.E.String() + " " + not + "BETWEEN " + e.Lo.String() + " AND " + e.Hi.String()
-}
-func (e *Like) String() string {
-	not := ""
-	if e.Not {
-		not = "NOT "
-	}
-	s := e.E.String() + " " + not + "LIKE " + e.Pattern.String()
-	if e.Escape != 0 {
-		s += " ESCAPE '" + string(e.Escape) + "'"
-	}
-	return s
-}
-func (e *Arith) String() string {
-	op := string(e.Op)
-	if e.Op == 'd' {
-		op = "DIV"
-	}
-	return "(" + e.L.String() + " " + op + " " + e.R.String() + ")"
-}
-func (e *Neg) String() string { return "-" + e.E.String() }
-func (e *Func) String() string {
-	if e.Star {
-		return strings.ToUpper(e.Name) + "(*)"
-	}
-	args := make([]string, len(e.Args))
-	for i, a := range e.Args {
-		args[i] = a.String()
-	}
-	d := ""
-	if e.Distinct {
-		d = "DISTINCT "
-	}
-	return strings.ToUpper(e.Name) + "(" + d + strings.Join(args, ", ") + ")"
-}
-func (e *Case) String() string {
+func (e *Default) String() string { return "DEFAULT" }
+
+func (e *Compare) String() string { return exprString(e) }
+func (e *And) String() string     { return exprString(e) }
+func (e *Or) String() string      { return exprString(e) }
+func (e *Not) String() string     { return exprString(e) }
+func (e *IsNull) String() string  { return exprString(e) }
+func (e *In) String() string      { return exprString(e) }
+func (e *Between) String() string { return exprString(e) }
+func (e *Like) String() string    { return exprString(e) }
+func (e *Arith) String() string   { return exprString(e) }
+func (e *Neg) String() string     { return exprString(e) }
+func (e *Func) String() string    { return exprString(e) }
+func (e *Case) String() string    { return exprString(e) }
+func (e *Cast) String() string    { return exprString(e) }
+
+// exprString renders e into one buffer. Concatenating each node's
+// rendered children would copy the text below a node once per level: a
+// chain of n ORs, n deep, would cost O(n²) to print.
+func exprString(e Expr) string {
 	var b strings.Builder
-	b.WriteString("CASE")
-	if e.Operand != nil {
-		b.WriteString(" " + e.Operand.String())
-	}
-	for _, w := range e.Whens {
-		b.WriteString(" WHEN " + w.Cond.String() + " THEN " + w.Result.String())
-	}
-	if e.Else != nil {
-		b.WriteString(" ELSE " + e.Else.String())
-	}
-	b.WriteString(" END")
+	writeExpr(&b, e)
 	return b.String()
 }
-func (e *Cast) String() string { return "CAST(" + e.E.String() + " AS " + e.T.String() + ")" }
 
-func (e *Default) String() string { return "DEFAULT" }
+func writeExpr(b *strings.Builder, e Expr) {
+	not := func(n bool) {
+		if n {
+			b.WriteString("NOT ")
+		}
+	}
+	switch e := e.(type) {
+	case *Compare:
+		writeExpr(b, e.L)
+		b.WriteString(" " + e.Op.String() + " ")
+		writeExpr(b, e.R)
+	case *And:
+		b.WriteString("(")
+		writeExpr(b, e.L)
+		b.WriteString(" AND ")
+		writeExpr(b, e.R)
+		b.WriteString(")")
+	case *Or:
+		b.WriteString("(")
+		writeExpr(b, e.L)
+		b.WriteString(" OR ")
+		writeExpr(b, e.R)
+		b.WriteString(")")
+	case *Not:
+		b.WriteString("NOT ")
+		writeExpr(b, e.E)
+	case *IsNull:
+		writeExpr(b, e.E)
+		if e.Not {
+			b.WriteString(" IS NOT NULL")
+		} else {
+			b.WriteString(" IS NULL")
+		}
+	case *In:
+		writeExpr(b, e.E)
+		b.WriteString(" ")
+		not(e.Not)
+		b.WriteString("IN (")
+		writeList(b, e.List)
+		b.WriteString(")")
+	case *Between:
+		writeExpr(b, e.E)
+		b.WriteString(" ")
+		not(e.Not)
+		b.WriteString("BETWEEN ")
+		writeExpr(b, e.Lo)
+		b.WriteString(" AND ")
+		writeExpr(b, e.Hi)
+	case *Like:
+		writeExpr(b, e.E)
+		b.WriteString(" ")
+		not(e.Not)
+		b.WriteString("LIKE ")
+		writeExpr(b, e.Pattern)
+		if e.Escape != 0 {
+			b.WriteString(" ESCAPE '" + string(e.Escape) + "'")
+		}
+	case *Arith:
+		op := string(e.Op)
+		if e.Op == 'd' {
+			op = "DIV"
+		}
+		b.WriteString("(")
+		writeExpr(b, e.L)
+		b.WriteString(" " + op + " ")
+		writeExpr(b, e.R)
+		b.WriteString(")")
+	case *Neg:
+		b.WriteString("-")
+		writeExpr(b, e.E)
+	case *Func:
+		b.WriteString(strings.ToUpper(e.Name) + "(")
+		switch {
+		case e.Star:
+			b.WriteString("*")
+		default:
+			if e.Distinct {
+				b.WriteString("DISTINCT ")
+			}
+			writeList(b, e.Args)
+		}
+		b.WriteString(")")
+	case *Case:
+		b.WriteString("CASE")
+		if e.Operand != nil {
+			b.WriteString(" ")
+			writeExpr(b, e.Operand)
+		}
+		for _, w := range e.Whens {
+			b.WriteString(" WHEN ")
+			writeExpr(b, w.Cond)
+			b.WriteString(" THEN ")
+			writeExpr(b, w.Result)
+		}
+		if e.Else != nil {
+			b.WriteString(" ELSE ")
+			writeExpr(b, e.Else)
+		}
+		b.WriteString(" END")
+	case *Cast:
+		b.WriteString("CAST(")
+		writeExpr(b, e.E)
+		b.WriteString(" AS " + e.T.String() + ")")
+	default:
+		b.WriteString(e.String())
+	}
+}
+
+func writeList(b *strings.Builder, es []Expr) {
+	for i, x := range es {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		writeExpr(b, x)
+	}
+}

@@ -135,6 +135,12 @@ func checkRecord(entry *tableEntry, rec arrow.RecordBatch) error {
 		if err := checkRange(rec.Column(i), c); err != nil {
 			return err
 		}
+		// The row path refuses invalid UTF-8 value by value; a record is
+		// checked whole, and the Parquet files it is tiered into must hold
+		// UTF-8 for every engine that reads them.
+		if r, err := metadata.CheckUTF8(rec.Column(i), c.Type); err != nil {
+			return fmt.Errorf("row %d, column %s: %w", r+1, c.Name, err)
+		}
 	}
 	return nil
 }

@@ -688,7 +688,7 @@ func sqlType(t arrow.DataType) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			parts[i] = "`" + f.Name + "` " + ft
+			parts[i] = "`" + strings.ReplaceAll(f.Name, "`", "``") + "` " + ft
 		}
 		return "ROW<" + strings.Join(parts, ", ") + ">", nil
 	}
