@@ -124,7 +124,20 @@
 // nothing); a KV state ahead of the log (a crash without Sync) is rebuilt
 // from the log start. A bucket whose log cannot be replayed (damage) is
 // logged and its KV operations fail with ErrCorrupt; other buckets work.
-// Close flushes Pebble so a clean reopen replays nothing. When the engine
+// Close flushes Pebble so a clean reopen replays nothing.
+//
+// Pebble never ends the process: its logger's Fatalf (a MANIFEST it could
+// not write, say) and the errors of its background flushes are recorded
+// as a fault (kv_monitor.go), after which the engine refuses writes with
+// ErrReadOnly wrapping it and Pebble is neither written nor flushed
+// again. Open's replay waits for a flush every half memtable, so on a
+// full disk Open fails with the error instead of stalling; Close waits at
+// most Options.CloseTimeout for the flush and again for Pebble to close,
+// and returns the error. Neither loses a write: the log has it, and the
+// next Open replays it into the last state Pebble made durable. A flush
+// that keeps failing retries a few times a second, not in a busy loop.
+//
+// When the engine
 // runs in memory, or on a replaced Options.FS, Pebble uses its in-memory
 // file system: over a reused FS every Open rebuilds the state from the
 // logs. Options.TestingSkipKvApply simulates a crash between the log and

@@ -58,6 +58,8 @@ type Engine struct {
 	// kv is the Pebble store holding the live rows of every primary-key
 	// bucket (see kv_store.go).
 	kv *pebble.DB
+	// kvMon records the faults Pebble reports (kv_monitor.go).
+	kvMon *kvMonitor
 	// kvMu guards kvBuckets. While holding it only a kvBucket's mu may be
 	// taken.
 	kvMu      sync.Mutex

@@ -85,7 +85,7 @@ func (e *Engine) DropExpired(ctx context.Context, now time.Time) (int, error) {
 				// Make the KV state durable first: Pebble runs without a
 				// WAL, and after a crash it must not fall back below the
 				// new log start.
-				if err := e.kv.Flush(); err != nil {
+				if err := e.flushKv(); err != nil {
 					errs = append(errs, fmt.Errorf("flush KV store before expiring log: %w", err))
 					continue
 				}
