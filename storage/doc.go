@@ -191,8 +191,17 @@
 // The log start offset is the oldest segment's base offset, so it needs
 // no record of its own; files go oldest first, so a crash part way leaves
 // a log starting at a segment boundary. Segments are reference counted:
-// a reader keeps the segments of its snapshot open, so expiry under an
-// open reader does not disturb it.
+// a reader keeps the segments of its snapshot, so expiry under an open
+// reader does not disturb it (expiry keeps the descriptor of a segment
+// it removes open until the last reader lets go).
+//
+// A segment's file descriptor is not held for the life of the segment:
+// the files go through one cache per engine (filecache.go) that holds at
+// most Options.MaxOpenSegments open, opening the others when they are
+// read or written and closing the least recently used ones (fsynced
+// first with Options.Sync). The default, 1024 or a quarter of the
+// process's open-file limit when that is lower, keeps any number of
+// buckets and partitions under the limit.
 //
 // # Files
 //

@@ -95,6 +95,7 @@ func Open(opts Options) (*Engine, error) {
 	if opts.InMemory {
 		e.root = memRoot
 	}
+	e.opts.segmentFiles = newFileCache(e.fs, opts.MaxOpenSegments, opts.Sync)
 	if err := e.fs.MkdirAll(e.root, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory %s: %w", e.root, err)
 	}

@@ -167,6 +167,11 @@ func (t *logTablet) expire(cutoff, limit int64) (int, error) {
 
 	var errs []error
 	for _, seg := range gone {
+		// Readers may still hold the segment: its descriptor must
+		// outlive its name.
+		if err := seg.keepOpen(); err != nil {
+			t.logger.Warn("a reader of an expired segment may fail", "segment", seg.rel, "err", err)
+		}
 		for _, name := range []string{seg.logPath, filepath.Join(t.dir, segmentName(seg.base, ".index"))} {
 			if err := t.fs.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, fmt.Errorf("remove %s: %w", seg.rel, err))
