@@ -152,7 +152,7 @@ func (f kvFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, err
 }
 
 // errKvPanic is what a panic inside a call into Pebble becomes.
-var errKvPanic = errors.New("KV store panicked")
+var errKvPanic = errors.New("pebble panicked")
 
 // guardKv runs fn, a call into Pebble, turning a panic into an error:
 // Pebble panics on some states a full disk leaves behind (a cache entry

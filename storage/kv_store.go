@@ -107,7 +107,7 @@ func (e *Engine) openKv() error {
 		popts.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.NoCompression }
 	}
 	var db *pebble.DB
-	err := guardKv("open KV store", func() error {
+	err := guardKv("open", func() error {
 		var err error
 		db, err = pebble.Open(dir, popts)
 		return err
@@ -183,7 +183,7 @@ func (e *Engine) flushKv() error {
 	got := make(chan started, 1)
 	go func() {
 		var s started
-		s.err = guardKv("flush KV store", func() error {
+		s.err = guardKv("flush", func() error {
 			var err error
 			s.flushed, err = e.kv.AsyncFlush()
 			return err
@@ -212,7 +212,7 @@ func (e *Engine) flushKv() error {
 // has.
 func (e *Engine) closeKvStore(db *pebble.DB) error {
 	done := make(chan error, 1)
-	go func() { done <- guardKv("close KV store", db.Close) }()
+	go func() { done <- guardKv("close", db.Close) }()
 	timer := time.NewTimer(e.opts.CloseTimeout)
 	defer timer.Stop()
 	select {
@@ -552,7 +552,7 @@ func (e *Engine) replayCommit(b *pebble.Batch) error {
 		return nil
 	}
 	r.bytes = 0
-	return guardKv("flush KV store", func() error {
+	return guardKv("flush", func() error {
 		var err error
 		r.flushed, err = e.kv.AsyncFlush()
 		return err
@@ -570,7 +570,7 @@ func (e *Engine) commitKv(b *pebble.Batch) error {
 	if err := e.kvMon.fault(); err != nil {
 		return err
 	}
-	if err := guardKv("commit to KV store", func() error { return b.Commit(pebble.NoSync) }); err != nil {
+	if err := guardKv("commit", func() error { return b.Commit(pebble.NoSync) }); err != nil {
 		return err
 	}
 	return e.kvMon.fault()
