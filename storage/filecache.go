@@ -99,8 +99,9 @@ func (c *fileCache) evictLocked(cf *cachedFile) {
 		if err := cf.f.Sync(); err != nil && cf.err == nil {
 			cf.err = fmt.Errorf("sync %s before closing it: %w", cf.name, err)
 		}
+		cf.dirty = false
 	}
-	if err := cf.f.Close(); err != nil && cf.err == nil && cf.dirty {
+	if err := cf.f.Close(); err != nil && cf.err == nil && c.syncOnEvict {
 		cf.err = fmt.Errorf("close %s: %w", cf.name, err)
 	}
 	cf.f = nil
@@ -205,6 +206,17 @@ func (cf *cachedFile) Stat() (fs.FileInfo, error) {
 // Sync fsyncs the file, first returning the failure of a sync the cache
 // made when it closed the descriptor.
 func (cf *cachedFile) Sync() error {
+	c := cf.c
+	c.mu.Lock()
+	if !cf.closed && cf.f == nil && !cf.dirty {
+		// Closed by the cache, synced first (or nothing written since
+		// the last Sync): nothing to open it again for.
+		err := cf.err
+		cf.err = nil
+		c.mu.Unlock()
+		return err
+	}
+	c.mu.Unlock()
 	f, err := cf.acquire()
 	if err != nil {
 		return err
