@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,16 +21,16 @@ import (
 // open files.
 const fdChildDir = "FLUSS_TEST_FD_DIR"
 
-const (
-	fdLimit      = 256  // the child's RLIMIT_NOFILE
-	fdPartitions = 3000 // partitions of one bucket each, far over fdLimit
-)
+// fdLimit is the child's RLIMIT_NOFILE.
+const fdLimit = 256
+
+var fdPartitions = flag.Int("fd.partitions", 3000, "partitions of one bucket each TestOpenFilesBounded writes under 256 descriptors (10000 for the full size)")
 
 // Every bucket's active segment held a descriptor for as long as the
 // engine was open, so 10,000 partitions held 10,020 files and under a
 // lower limit the engine could neither create nor open them. The segment
 // files are now a bounded cache: with the default (a quarter of the
-// limit) fdPartitions partitions are written, read, reopened and written
+// limit) -fd.partitions partitions are written, read, reopened and written
 // again under fdLimit descriptors.
 func TestOpenFilesBounded(t *testing.T) {
 	if runtime.GOOS != "linux" {
@@ -39,7 +40,7 @@ func TestOpenFilesBounded(t *testing.T) {
 		fdChild(t, dir)
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestOpenFilesBounded$", "-test.count=1", "-test.v")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOpenFilesBounded$", "-test.count=1", "-test.v", fmt.Sprintf("-fd.partitions=%d", *fdPartitions))
 	cmd.Env = append(os.Environ(), fdChildDir+"="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "child under RLIMIT_NOFILE=%d:\n%s", fdLimit, out)
@@ -55,7 +56,7 @@ func fdChild(t *testing.T, dir string) {
 		t.Helper()
 		parts, err := e.ListPartitions(ctx, path("ev"))
 		require.NoError(t, err)
-		require.Len(t, parts, fdPartitions)
+		require.Len(t, parts, *fdPartitions)
 		info, err := e.TableInfo(ctx, path("ev"))
 		require.NoError(t, err)
 		for _, p := range parts {
@@ -73,7 +74,7 @@ func fdChild(t *testing.T, dir string) {
 	}
 	write := func(e *Engine) {
 		t.Helper()
-		rows := make([][]any, fdPartitions)
+		rows := make([][]any, *fdPartitions)
 		for i := range rows {
 			rows[i] = []any{int64(i), fmt.Sprintf("p%04d", i)}
 		}
@@ -110,7 +111,7 @@ func fdChild(t *testing.T, dir string) {
 	write(e)
 	check(e, 2)
 	bounded(e, "after writing again")
-	t.Logf("%d partitions under RLIMIT_NOFILE=%d in %s, %d descriptors above the start", fdPartitions, fdLimit, time.Since(start).Round(time.Millisecond), openDescriptors(t)-base)
+	t.Logf("%d partitions under RLIMIT_NOFILE=%d in %s, %d descriptors above the start", *fdPartitions, fdLimit, time.Since(start).Round(time.Millisecond), openDescriptors(t)-base)
 }
 
 func openDescriptors(t *testing.T) int {

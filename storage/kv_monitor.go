@@ -166,7 +166,7 @@ func guardKv(what string, fn func() error) (err error) {
 	return fn()
 }
 
-// waitKvFlush waits for flushed, the channel of an asynchronous flush,
+// waitFlush waits for flushed, the channel of an asynchronous flush,
 // for at most timeout, returning early with the fault when one is
 // recorded.
 func (m *kvMonitor) waitFlush(flushed <-chan struct{}, timeout time.Duration) error {
