@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/storage/internal/logformat"
 )
@@ -633,7 +631,7 @@ func (e *Engine) applyKvLocked(writes []*commitBucket) error {
 		e.failed.CompareAndSwap(nil, &failure)
 		return nil
 	}
-	return batch.Commit(pebble.NoSync)
+	return e.commitKv(batch)
 }
 
 // fail makes the engine refuse further writes.

@@ -142,7 +142,20 @@
 // from the log start; with Sync it means the log lost acknowledged data.
 // A bucket whose log cannot be replayed (damage) is logged, its KV
 // operations and log reads fail with ErrCorrupt; other buckets work.
-// Close flushes Pebble so a clean reopen replays nothing. When the engine
+// Close flushes Pebble so a clean reopen replays nothing.
+//
+// Pebble never ends the process: its logger's Fatalf (a MANIFEST it could
+// not write, say) and the errors of its background flushes are recorded
+// as a fault (kv_monitor.go), after which the engine refuses writes with
+// ErrReadOnly wrapping it and Pebble is neither written nor flushed
+// again. Open's replay waits for a flush every half memtable, so on a
+// full disk Open fails with the error instead of stalling; Close waits at
+// most Options.CloseTimeout for the flush and again for Pebble to close,
+// and returns the error. Neither loses a write: the log has it, and the
+// next Open replays it into the last state Pebble made durable. A flush
+// that keeps failing retries a few times a second, not in a busy loop.
+//
+// When the engine
 // runs in memory, or on a replaced Options.FS, Pebble uses its in-memory
 // file system: over a reused FS every Open rebuilds the state from the
 // logs. Options.TestingSkipKvApply simulates a crash between the log and
@@ -196,9 +209,18 @@
 // The log start offset is the oldest segment's base offset; expiry
 // records the new start in acked-offsets before it removes a file, so
 // Open can tell expiry from a lost segment. Files go oldest first, so a
-// crash part way leaves a log starting at a segment boundary. Segments are reference counted:
-// a reader keeps the segments of its snapshot open, so expiry under an
-// open reader does not disturb it.
+// crash part way leaves a log starting at a segment boundary. Segments
+// are reference counted: a reader keeps the segments of its snapshot, so
+// expiry under an open reader does not disturb it (expiry keeps the
+// descriptor of a segment it removes open until the last reader lets go).
+//
+// A segment's file descriptor is not held for the life of the segment:
+// the files go through one cache per engine (filecache.go) that holds at
+// most Options.MaxOpenSegments open, opening the others when they are
+// read or written and closing the least recently used ones (fsynced
+// first with Options.Sync). The default, 1024 or a quarter of the
+// process's open-file limit when that is lower, keeps any number of
+// buckets and partitions under the limit.
 //
 // # Files
 //

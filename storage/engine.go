@@ -58,6 +58,8 @@ type Engine struct {
 	// kv is the Pebble store holding the live rows of every primary-key
 	// bucket (see kv_store.go).
 	kv *pebble.DB
+	// kvMon records the faults Pebble reports (kv_monitor.go).
+	kvMon *kvMonitor
 	// kvMu guards kvBuckets. While holding it only a kvBucket's mu may be
 	// taken.
 	kvMu      sync.Mutex
@@ -95,6 +97,7 @@ func Open(opts Options) (*Engine, error) {
 	if opts.InMemory {
 		e.root = memRoot
 	}
+	e.opts.segmentFiles = newFileCache(e.fs, opts.MaxOpenSegments, opts.Sync)
 	if err := e.fs.MkdirAll(e.root, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory %s: %w", e.root, err)
 	}

@@ -1,14 +1,13 @@
 package storage
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -52,29 +51,6 @@ type kvSnap struct {
 	pins      int
 }
 
-// pebbleLogger routes Pebble's messages to the engine's slog logger.
-type pebbleLogger struct{ l *slog.Logger }
-
-func (p pebbleLogger) Infof(format string, args ...any) {
-	p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
-}
-
-func (p pebbleLogger) Errorf(format string, args ...any) {
-	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
-}
-
-// Fatalf reports an invariant Pebble cannot continue after. Pebble expects
-// it not to return; the panic carries the message.
-func (p pebbleLogger) Fatalf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	p.l.Error(msg, "component", "pebble", "fatal", true)
-	panic("pebble: " + msg)
-}
-
-func (p pebbleLogger) Eventf(ctx context.Context, format string, args ...any) {}
-
-func (p pebbleLogger) IsTracingEnabled(ctx context.Context) bool { return false }
-
 // openKv opens the engine's Pebble store. On disk it lives in <dir>/kv;
 // in memory, or when Options.FS replaces the file system, it runs on
 // Pebble's in-memory vfs (so it starts empty, and every bucket is rebuilt
@@ -84,7 +60,11 @@ func (e *Engine) openKv() error {
 	if _, onDisk := e.fs.(diskFS); !onDisk {
 		fsys, dir = vfs.NewMem(), kvDirName
 	}
-	logger := pebbleLogger{l: e.opts.Logger}
+	if e.opts.testingKvFS != nil {
+		fsys = e.opts.testingKvFS(fsys)
+	}
+	e.kvMon = newKvMonitor(e.opts.Logger, func(err error) { e.fail("KV store", err) })
+	logger := pebbleLogger{l: e.opts.Logger, mon: e.kvMon}
 	// Every upsert reads the key's old value first, and most keys of a
 	// growing table are new: bloom filters make those misses cheap, and a
 	// block cache keeps index and data blocks of hot keys decoded.
@@ -95,11 +75,18 @@ func (e *Engine) openKv() error {
 	cache := pebble.NewCache(kvCacheBytes + kvMemTableReserve*kvMemTableBytes)
 	defer cache.Unref()
 	popts := &pebble.Options{
-		FS:              fsys,
+		FS:              kvFS{FS: fsys, mon: e.kvMon},
 		Logger:          logger,
 		LoggerAndTracer: logger,
+		EventListener:   e.kvMon.listener(),
 		Cache:           cache,
 		MemTableSize:    kvMemTableBytes,
+		// Writes stall once this many memtables wait for a flush, and a
+		// flush that cannot complete (a full disk) would hold them
+		// forever: the engine stops writing to the store when a flush
+		// fails, and this leaves room for the writes already under way
+		// (replayCommit keeps Open's replay below it).
+		MemTableStopWritesThreshold: kvMemTableStopWrites,
 		// The bucket logs are the write-ahead log: Pebble's state records
 		// the log offset it reflects, and Open replays the logs from
 		// there, so Pebble's own WAL would only write everything twice.
@@ -119,7 +106,18 @@ func (e *Engine) openKv() error {
 		// files about twice as large.
 		popts.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.NoCompression }
 	}
-	db, err := pebble.Open(dir, popts)
+	var db *pebble.DB
+	err := guardKv("open", func() error {
+		var err error
+		db, err = pebble.Open(dir, popts)
+		return err
+	})
+	if err == nil {
+		err = e.kvMon.fault()
+		if err != nil {
+			e.closeKvStore(db)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("open KV store %s: %w", kvDirName, err)
 	}
@@ -139,17 +137,26 @@ const (
 	kvCacheBytes      = 256 << 20
 	kvMemTableBytes   = 4 << 20
 	kvMemTableReserve = 3
-	kvIndexBlockBytes = 256 << 10
+	// kvMemTableStopWrites memtables of kvMemTableBytes may wait for a
+	// flush before writes stall.
+	kvMemTableStopWrites = 4
+	kvIndexBlockBytes    = 256 << 10
 )
 
 // closeKv flushes and closes the Pebble store. Flushing keeps the next
-// Open from replaying what is already applied.
+// Open from replaying what is already applied, but a flush that cannot
+// complete (a full disk) loses nothing: the log holds every write and the
+// next Open replays it. So Close waits for the flush, and then for Pebble
+// to close, at most Options.CloseTimeout each, and returns the error.
 func (e *Engine) closeKv() error {
 	if e.kv == nil {
 		return nil
 	}
-	err := e.kv.Flush()
-	if cerr := e.kv.Close(); err == nil {
+	err := e.flushKv()
+	if err != nil {
+		err = fmt.Errorf("flush: %w (the log holds every write; the next open replays it)", err)
+	}
+	if cerr := e.closeKvStore(e.kv); err == nil {
 		err = cerr
 	}
 	e.kv = nil
@@ -157,6 +164,63 @@ func (e *Engine) closeKv() error {
 		return fmt.Errorf("close KV store: %w", err)
 	}
 	return nil
+}
+
+// flushKv flushes the KV store's memtables, waiting at most
+// Options.CloseTimeout. A store with a recorded fault is not flushed: its
+// memory may not be what it should, and the log rebuilds it.
+func (e *Engine) flushKv() error {
+	if err := e.kvMon.fault(); err != nil {
+		return err
+	}
+	timeout := e.opts.CloseTimeout
+	deadline := time.Now().Add(timeout)
+	type started struct {
+		flushed <-chan struct{}
+		err     error
+	}
+	// Starting the flush may itself wait for earlier flushes.
+	got := make(chan started, 1)
+	go func() {
+		var s started
+		s.err = guardKv("flush", func() error {
+			var err error
+			s.flushed, err = e.kv.AsyncFlush()
+			return err
+		})
+		got <- s
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case s := <-got:
+		if s.err != nil {
+			return s.err
+		}
+		return e.kvMon.waitFlush(s.flushed, time.Until(deadline))
+	case <-e.kvMon.faultedCh():
+		return e.kvMon.fault()
+	case <-timer.C:
+		return fmt.Errorf("KV store: a flush did not start within %s", timeout)
+	}
+}
+
+// closeKvStore closes db, waiting at most Options.CloseTimeout; a panic in
+// Pebble's Close is returned as an error. When Close does not return in
+// time it is left to finish in the background, still holding the store's
+// lock, so the directory cannot be opened again in this process before it
+// has.
+func (e *Engine) closeKvStore(db *pebble.DB) error {
+	done := make(chan error, 1)
+	go func() { done <- guardKv("close", db.Close) }()
+	timer := time.NewTimer(e.opts.CloseTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		return fmt.Errorf("KV store did not close within %s", e.opts.CloseTimeout)
+	}
 }
 
 // kvBucketState returns the KV state of tb, creating it.
@@ -267,6 +331,14 @@ func (e *Engine) replayKv() error {
 			}
 			return err
 		}
+	}
+	// The last flush tells whether the store can write what it replayed;
+	// a full disk fails Open here, with the error, rather than later.
+	if r := &e.kvMon.replay; r.flushed != nil {
+		if err := e.kvMon.waitFlush(r.flushed, kvReplayFlushTimeout); err != nil {
+			return fmt.Errorf("replay the logs into the KV store: %w", err)
+		}
+		r.flushed = nil
 	}
 	return nil
 }
@@ -438,7 +510,7 @@ func (e *Engine) restoreKvSnapshot(entry *tableEntry, kb *kvBucket, logStart, hw
 			// The flushed offset is written only with the last part: a
 			// crash in between leaves it where it was, below the log
 			// start, and the next Open restores again.
-			if err := batch.Commit(pebble.NoSync); err != nil {
+			if err := e.replayCommit(batch); err != nil {
 				return 0, fmt.Errorf("restore %s: %w", tb, err)
 			}
 			batch.Close()
@@ -458,10 +530,57 @@ func (e *Engine) commitReplay(b *pebble.Batch, tb metadata.TableBucket, offset i
 	if err := b.Set(kvMetaKey(tb), offsetValue(offset), nil); err != nil {
 		return fmt.Errorf("replay %s: %w", tb, err)
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
+	if err := e.replayCommit(b); err != nil {
 		return fmt.Errorf("replay %s: %w", tb, err)
 	}
 	return nil
+}
+
+// replayCommit commits a batch of Open's replay into the KV store. A
+// replay writes much more than the memtables hold, and a write that finds
+// too many of them waiting for a flush stalls until one completes, which
+// on a full disk is never: so after every half memtable it starts a flush
+// and, before the next batch, waits for it, and it stops at the first
+// fault. Open then fails with the error instead of hanging.
+func (e *Engine) replayCommit(b *pebble.Batch) error {
+	r := &e.kvMon.replay
+	if r.flushed != nil {
+		if err := e.kvMon.waitFlush(r.flushed, kvReplayFlushTimeout); err != nil {
+			return err
+		}
+		r.flushed = nil
+	}
+	// Read before the commit: Pebble empties a large batch it commits.
+	size := b.Len()
+	if err := e.commitKv(b); err != nil {
+		return err
+	}
+	if r.bytes += size; r.bytes < kvMemTableBytes/2 {
+		return nil
+	}
+	r.bytes = 0
+	return guardKv("flush", func() error {
+		var err error
+		r.flushed, err = e.kv.AsyncFlush()
+		return err
+	})
+}
+
+// kvReplayFlushTimeout bounds the wait of Open's replay for one flush of a
+// memtable; a flush that fails ends the wait at once.
+const kvReplayFlushTimeout = time.Minute
+
+// commitKv commits b to the KV store unless the store has a fault, which
+// it returns, also when Pebble reports it during the commit (Pebble's
+// commit returns nil after its logger's Fatalf).
+func (e *Engine) commitKv(b *pebble.Batch) error {
+	if err := e.kvMon.fault(); err != nil {
+		return err
+	}
+	if err := guardKv("commit", func() error { return b.Commit(pebble.NoSync) }); err != nil {
+		return err
+	}
+	return e.kvMon.fault()
 }
 
 // keyCodec builds the Pebble key of a row of one table.

@@ -259,7 +259,7 @@ func (t *logTablet) openSegment(base int64, create bool) (*segment, error) {
 	if create {
 		flag |= os.O_CREATE | os.O_EXCL
 	}
-	f, err := t.fs.OpenFile(seg.logPath, flag, 0o644)
+	f, err := t.openSegmentFile(seg.logPath, flag)
 	if err != nil {
 		return nil, fmt.Errorf("open segment %s: %w", seg.rel, err)
 	}

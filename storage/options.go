@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/flusslite/fluss/metadata"
 )
@@ -50,17 +51,40 @@ type Options struct {
 	// recovers (none of the commit before its commit point, all of it
 	// after).
 	TestingCrashCommit func(batches int, recorded bool) bool
+	// MaxOpenSegments bounds the log segment files the engine holds open
+	// at once; the others are opened when read or written, closing the
+	// least recently used. 0: DefaultMaxOpenSegments, or a quarter of the
+	// process's open-file limit when that is lower, leaving room for the
+	// KV store, the lake and the application.
+	MaxOpenSegments int
+	// CloseTimeout bounds each wait of Close on the KV store: for its
+	// memtables to flush, then for it to close. A flush that cannot
+	// complete (a full disk) loses nothing, since Open replays the log
+	// into the KV store; Close returns the error. 0: DefaultCloseTimeout.
+	CloseTimeout time.Duration
 	// Allocator backs the Arrow memory of writes and of what reads
 	// build (decompressed buffers, KV snapshot batches); nil: the default
 	// allocator. The raw bytes of the log batches a read decodes in place
 	// come from the engine's own pool of buffers instead (bufpool.go).
 	Allocator memory.Allocator
+
+	// segmentFiles is the engine's cache of open segment files, set by
+	// Open; tablets reach it through their *Options.
+	segmentFiles *fileCache
+
+	// testingKvFS, for tests, wraps the file system of the KV store.
+	testingKvFS func(vfs.FS) vfs.FS
 }
 
 // Defaults.
 const (
 	DefaultSegmentBytes       = 64 << 20
 	DefaultIndexIntervalBytes = 4096
+	DefaultCloseTimeout       = 5 * time.Second
+	DefaultMaxOpenSegments    = 1024
+	// minOpenSegments is the smallest segment file cache: a commit
+	// holds the files of the buckets it writes only while it writes each.
+	minOpenSegments = 8
 	// maxSegmentBytes keeps positions inside a segment within the uint32
 	// of an index entry, with room for the batch that overshoots.
 	maxSegmentBytes = 1 << 30
@@ -98,6 +122,21 @@ func (o *Options) Validate() error {
 	}
 	if o.IndexIntervalBytes < 1 {
 		return fmt.Errorf("%w: index interval %d must be positive", metadata.ErrInvalidOption, o.IndexIntervalBytes)
+	}
+	if o.MaxOpenSegments == 0 {
+		o.MaxOpenSegments = DefaultMaxOpenSegments
+		if n := descriptorLimit() / 4; n > 0 {
+			o.MaxOpenSegments = max(min(o.MaxOpenSegments, n), minOpenSegments)
+		}
+	}
+	if o.MaxOpenSegments < minOpenSegments {
+		return fmt.Errorf("%w: max open segments %d is below %d", metadata.ErrInvalidOption, o.MaxOpenSegments, minOpenSegments)
+	}
+	if o.CloseTimeout == 0 {
+		o.CloseTimeout = DefaultCloseTimeout
+	}
+	if o.CloseTimeout < 0 {
+		return fmt.Errorf("%w: close timeout %s is negative", metadata.ErrInvalidOption, o.CloseTimeout)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -92,7 +92,7 @@ func (e *Engine) DropExpired(ctx context.Context, now time.Time) (int, error) {
 				// Make the KV state durable first: Pebble runs without a
 				// WAL, and after a crash it must not fall back below the
 				// new log start.
-				if err := e.kv.Flush(); err != nil {
+				if err := e.flushKv(); err != nil {
 					errs = append(errs, fmt.Errorf("flush KV store before expiring log: %w", err))
 					continue
 				}
@@ -207,6 +207,11 @@ func (t *logTablet) expire(cutoff, limit int64) (int, error) {
 
 	var errs []error
 	for _, seg := range gone {
+		// Readers may still hold the segment: its descriptor must
+		// outlive its name.
+		if err := seg.keepOpen(); err != nil {
+			t.logger.Warn("a reader of an expired segment may fail", "segment", seg.rel, "err", err)
+		}
 		for _, name := range []string{seg.logPath, filepath.Join(t.dir, segmentName(seg.base, ".index"))} {
 			if err := t.fs.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, fmt.Errorf("remove %s: %w", seg.rel, err))
