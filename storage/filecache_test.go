@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flusslite/fluss/metadata"
 )
 
 // A reader that pinned a segment keeps reading it after expiry removed
@@ -78,4 +80,39 @@ func TestFileCacheEvictionSyncFailureReachesSync(t *testing.T) {
 	synced := fsys.Calls()
 	require.NoError(t, second.Sync())
 	require.Equal(t, synced, fsys.Calls(), "synced when it was closed")
+}
+
+// A reader that planned a bucket before its table was dropped reads it to
+// the end, also when the file cache had closed the segment's descriptor:
+// the drop keeps the descriptor of a segment a reader holds before it
+// removes the file's name.
+func TestDropKeepsEvictedSegmentsForReaders(t *testing.T) {
+	e, _ := testEngine(t, t.TempDir(), func(o *Options) { o.MaxOpenSegments = minOpenSegments })
+	info := createTable(t, e, "a", ordersColumns(), nil, nil)
+	for b := range 5 {
+		var rows [][]any
+		for i := range 10 {
+			rows = append(rows, orderRow(b*10+i))
+		}
+		_, err := e.Append(ctx, info.Path, rows)
+		require.NoError(t, err)
+	}
+	var others []metadata.TableInfo
+	for i := range 3 * minOpenSegments {
+		others = append(others, createTable(t, e, fmt.Sprintf("o%d", i), ordersColumns(), nil, nil))
+	}
+	touch := func() {
+		for _, o := range others {
+			_, err := e.Append(ctx, o.Path, [][]any{orderRow(1)})
+			require.NoError(t, err)
+		}
+	}
+	tb := metadata.TableBucket{TableID: info.TableID, PartitionID: metadata.NonPartitioned}
+	r, err := e.ReadLog(ctx, tb, 0, -1, ReadOptions{})
+	require.NoError(t, err)
+	defer r.Close()
+	touch() // the cache closes the descriptor of a's segment
+	require.NoError(t, e.DropTable(ctx, info.Path, false))
+	touch()
+	require.Len(t, drain(t, r), 50)
 }

@@ -600,6 +600,15 @@ func (t *logTablet) dropped() {
 	}
 	t.mu.closed = true
 	for _, seg := range t.mu.segments {
+		// A reader holds the segment besides the list (snapshots take
+		// their references under mu, so none is taken meanwhile): the
+		// descriptor must outlive the name the drop removes next, or the
+		// file cache, having closed it, could not open it again.
+		if seg.refs.Load() > 1 {
+			if err := seg.keepOpen(); err != nil {
+				t.logger.Warn("a reader of a dropped segment may fail", "segment", seg.rel, "err", err)
+			}
+		}
 		seg.unref()
 	}
 	t.mu.segments = nil
