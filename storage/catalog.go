@@ -279,32 +279,9 @@ func (c *catalog) persist(fsys FS, dir string, sync bool) error {
 	if err != nil {
 		return fmt.Errorf("encode catalog: %w", err)
 	}
-	tmp := filepath.Join(dir, catalogTmpFile)
-	f, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("write catalog: %w", err)
-	}
-	_, err = f.WriteAt(data, 0)
-	if err == nil {
-		// Synced whatever sync says: without it a power loss may keep the
-		// rename and drop the bytes, and a database whose catalog.json is
-		// empty cannot be opened at all. Only the rename's durability
-		// waits for sync (or for the next directory sync).
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = fsys.Rename(tmp, filepath.Join(dir, catalogFile))
-	}
-	if err == nil && sync {
-		err = fsys.SyncDir(dir)
-	}
-	if err != nil {
-		return fmt.Errorf("write catalog: %w", err)
-	}
-	return nil
+	// The checkpoint's own directory sync may make the rename durable
+	// even when sync is off; writeFileAtomic syncs the bytes regardless.
+	return writeFileAtomic(fsys, dir, catalogFile, catalogTmpFile, data, sync)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -133,24 +133,7 @@ func decodeAcked(b []byte) (map[metadata.TableBucket]ackedRange, error) {
 	}
 	p := body[head:]
 	var err error
-	uv := func() uint64 {
-		v, n := binary.Uvarint(p)
-		if n <= 0 {
-			err = errors.New("bad varint")
-			return 0
-		}
-		p = p[n:]
-		return v
-	}
-	sv := func() int64 {
-		v, n := binary.Varint(p)
-		if n <= 0 {
-			err = errors.New("bad varint")
-			return 0
-		}
-		p = p[n:]
-		return v
-	}
+	uv, sv := varintReaders(&p, &err)
 	count := uv()
 	if err == nil && count > uint64(len(p)) {
 		err = fmt.Errorf("%d buckets in %d bytes", count, len(p))
@@ -515,7 +498,7 @@ func (e *Engine) writeAcked() error {
 		}
 		entries[tb] = r
 	}
-	if err := writeFileAtomic(e.fs, e.root, ackedFile, ackedTmpFile, encodeAcked(entries)); err != nil {
+	if err := writeFileAtomic(e.fs, e.root, ackedFile, ackedTmpFile, encodeAcked(entries), true); err != nil {
 		return err
 	}
 	e.ckpt.written = entries
@@ -523,10 +506,11 @@ func (e *Engine) writeAcked() error {
 }
 
 // writeFileAtomic replaces name in dir with data: a temporary file,
-// fsync, rename, fsync of the directory. The checkpoint is fsynced also
-// without Options.Sync: a renamed file whose bytes a power loss dropped
-// would read as damage.
-func writeFileAtomic(fsys FS, dir, name, tmpName string, data []byte) error {
+// fsync, rename, and with syncDir an fsync of the directory. The bytes
+// are fsynced whatever the caller's durability: a power loss may keep a
+// rename and drop the bytes of a file never synced, and an empty
+// catalog or checkpoint would read as damage.
+func writeFileAtomic(fsys FS, dir, name, tmpName string, data []byte, syncDir bool) error {
 	tmp := filepath.Join(dir, tmpName)
 	f, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -542,7 +526,7 @@ func writeFileAtomic(fsys FS, dir, name, tmpName string, data []byte) error {
 	if err == nil {
 		err = fsys.Rename(tmp, filepath.Join(dir, name))
 	}
-	if err == nil {
+	if err == nil && syncDir {
 		err = fsys.SyncDir(dir)
 	}
 	if err != nil {

@@ -202,24 +202,7 @@ func decodeJournalRecord(p []byte) (kind byte, id uint64, entries []journalEntry
 		return 0, 0, nil, errors.New("empty record")
 	}
 	kind, p = p[0], p[1:]
-	uv := func() uint64 {
-		v, n := binary.Uvarint(p)
-		if n <= 0 {
-			err = errors.New("bad varint")
-			return 0
-		}
-		p = p[n:]
-		return v
-	}
-	sv := func() int64 {
-		v, n := binary.Varint(p)
-		if n <= 0 {
-			err = errors.New("bad varint")
-			return 0
-		}
-		p = p[n:]
-		return v
-	}
+	uv, sv := varintReaders(&p, &err)
 	id = uv()
 	switch kind {
 	case journalDone, journalAbort:
@@ -406,4 +389,29 @@ func (j *commitJournal) close() error {
 	err := j.f.Close()
 	j.f = nil
 	return err
+}
+
+// varintReaders return readers of the unsigned and signed varints at the
+// front of *p, each consuming what it reads. A bad varint sets *err and
+// reads as 0, so a decoder reads a whole record and checks *err once.
+func varintReaders(p *[]byte, err *error) (uv func() uint64, sv func() int64) {
+	uv = func() uint64 {
+		v, n := binary.Uvarint(*p)
+		if n <= 0 {
+			*err = errors.New("bad varint")
+			return 0
+		}
+		*p = (*p)[n:]
+		return v
+	}
+	sv = func() int64 {
+		v, n := binary.Varint(*p)
+		if n <= 0 {
+			*err = errors.New("bad varint")
+			return 0
+		}
+		*p = (*p)[n:]
+		return v
+	}
+	return uv, sv
 }
