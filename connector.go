@@ -178,6 +178,7 @@ func acquireEngine(cfg Config, logger *slog.Logger) (*sharedEngine, error) {
 	opts.Sync = cfg.Sync
 	opts.DefaultBucketNumber = cfg.DefaultBucketNumber
 	opts.SegmentBytes = cfg.SegmentBytes
+	opts.MaxOpenSegments = cfg.MaxOpenSegments
 	opts.KvSnapshotInterval = cfg.KvSnapshotInterval
 	opts.Logger = logger
 	if opts.Logger == nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/storage"
 )
 
 // Config is a parsed DSN. Build one with ParseDSN; the zero value is not
@@ -35,6 +36,10 @@ type Config struct {
 	Location *time.Location
 	// SegmentBytes is the size at which a log segment rolls.
 	SegmentBytes int64
+	// MaxOpenSegments bounds the log segment files the engine holds open
+	// (DSN log.max-open-files); 0 is the engine's default, 1024 or a
+	// quarter of the process's open-file limit when that is lower.
+	MaxOpenSegments int
 	// Threads bounds the split readers of one query.
 	Threads int
 	// MemoryLimit bounds the approximate bytes one sort, aggregation or
@@ -52,12 +57,13 @@ const (
 	dsnMaxRecordsPerSplit = "scan.max-records-per-split"
 	dsnLoc                = "loc"
 	dsnSegmentBytes       = "log.segment.file-size"
+	dsnMaxOpenSegments    = "log.max-open-files"
 	dsnThreads            = "threads"
 	dsnMemoryLimit        = "memory.limit"
 )
 
 var dsnKeys = []string{dsnSync, dsnDefaultBucketNum, dsnTiering, dsnKvSnapshotInterval,
-	dsnMaxRecordsPerSplit, dsnLoc, dsnSegmentBytes, dsnThreads, dsnMemoryLimit}
+	dsnMaxRecordsPerSplit, dsnLoc, dsnSegmentBytes, dsnMaxOpenSegments, dsnThreads, dsnMemoryLimit}
 
 // MemoryDSN is the DSN of an engine that lives only in memory.
 const MemoryDSN = ":memory:"
@@ -186,6 +192,12 @@ func (c *Config) set(key, v string) error {
 			return bad("a size between 1kb and 1tb, such as 64mb")
 		}
 		c.SegmentBytes = n
+	case dsnMaxOpenSegments:
+		n, err := strconv.Atoi(v)
+		if err != nil || n < storage.MinOpenSegments || n > 1<<20 {
+			return bad(fmt.Sprintf("an integer in [%d, %d]", storage.MinOpenSegments, 1<<20))
+		}
+		c.MaxOpenSegments = n
 	case dsnThreads:
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1024 {
@@ -248,6 +260,12 @@ var engineOptions = []struct {
 	{dsnTiering, func(c Config) string { return c.Tiering }},
 	{dsnKvSnapshotInterval, func(c Config) string { return c.KvSnapshotInterval.String() }},
 	{dsnSegmentBytes, func(c Config) string { return formatBytes(c.SegmentBytes) }},
+	{dsnMaxOpenSegments, func(c Config) string {
+		if c.MaxOpenSegments == 0 {
+			return "default"
+		}
+		return strconv.Itoa(c.MaxOpenSegments)
+	}},
 }
 
 // sameEngineOptions reports, as an error naming each option and both

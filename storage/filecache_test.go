@@ -16,15 +16,15 @@ import (
 // its file, also when the cache had closed its descriptor meanwhile.
 func TestFileCacheKeepsRemovedFilesForReaders(t *testing.T) {
 	dir := t.TempDir()
-	c := newFileCache(DiskFS(), minOpenSegments, true)
+	c := newFileCache(DiskFS(), MinOpenSegments, true)
 	var files []*cachedFile
-	for i := range 3 * minOpenSegments {
+	for i := range 3 * MinOpenSegments {
 		f, err := c.open(filepath.Join(dir, fmt.Sprint(i)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 		require.NoError(t, err)
 		_, err = f.WriteAt([]byte{byte(i)}, 0)
 		require.NoError(t, err)
 		files = append(files, f)
-		require.LessOrEqual(t, c.openFiles(), minOpenSegments)
+		require.LessOrEqual(t, c.openFiles(), MinOpenSegments)
 	}
 	first := files[0]
 	require.NoError(t, first.keepOpen())
@@ -53,7 +53,7 @@ func TestFileCacheKeepsRemovedFilesForReaders(t *testing.T) {
 // just to be synced.
 func TestFileCacheEvictionSyncFailureReachesSync(t *testing.T) {
 	fsys := NewFaultFS(NewMemFS())
-	c := newFileCache(fsys, minOpenSegments, true)
+	c := newFileCache(fsys, MinOpenSegments, true)
 	open := func(i int) *cachedFile {
 		f, err := c.open(fmt.Sprintf("f%d", i), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 		require.NoError(t, err)
@@ -63,7 +63,7 @@ func TestFileCacheEvictionSyncFailureReachesSync(t *testing.T) {
 	_, err := first.WriteAt([]byte("x"), 0)
 	require.NoError(t, err)
 	fsys.FailNth(FaultSync, 1, syscall.EIO)
-	for i := range minOpenSegments {
+	for i := range MinOpenSegments {
 		open(i + 1)
 	}
 	err = first.Sync()
@@ -74,7 +74,7 @@ func TestFileCacheEvictionSyncFailureReachesSync(t *testing.T) {
 	second := open(100)
 	_, err = second.WriteAt([]byte("y"), 0)
 	require.NoError(t, err)
-	for i := range minOpenSegments {
+	for i := range MinOpenSegments {
 		open(i + 200)
 	}
 	synced := fsys.Calls()
@@ -87,7 +87,7 @@ func TestFileCacheEvictionSyncFailureReachesSync(t *testing.T) {
 // the drop keeps the descriptor of a segment a reader holds before it
 // removes the file's name.
 func TestDropKeepsEvictedSegmentsForReaders(t *testing.T) {
-	e, _ := testEngine(t, t.TempDir(), func(o *Options) { o.MaxOpenSegments = minOpenSegments })
+	e, _ := testEngine(t, t.TempDir(), func(o *Options) { o.MaxOpenSegments = MinOpenSegments })
 	info := createTable(t, e, "a", ordersColumns(), nil, nil)
 	for b := range 5 {
 		var rows [][]any
@@ -98,7 +98,7 @@ func TestDropKeepsEvictedSegmentsForReaders(t *testing.T) {
 		require.NoError(t, err)
 	}
 	var others []metadata.TableInfo
-	for i := range 3 * minOpenSegments {
+	for i := range 3 * MinOpenSegments {
 		others = append(others, createTable(t, e, fmt.Sprintf("o%d", i), ordersColumns(), nil, nil))
 	}
 	touch := func() {

@@ -82,9 +82,9 @@ const (
 	DefaultIndexIntervalBytes = 4096
 	DefaultCloseTimeout       = 5 * time.Second
 	DefaultMaxOpenSegments    = 1024
-	// minOpenSegments is the smallest segment file cache: a commit
+	// MinOpenSegments is the smallest segment file cache: a commit
 	// holds the files of the buckets it writes only while it writes each.
-	minOpenSegments = 8
+	MinOpenSegments = 8
 	// maxSegmentBytes keeps positions inside a segment within the uint32
 	// of an index entry, with room for the batch that overshoots.
 	maxSegmentBytes = 1 << 30
@@ -126,11 +126,11 @@ func (o *Options) Validate() error {
 	if o.MaxOpenSegments == 0 {
 		o.MaxOpenSegments = DefaultMaxOpenSegments
 		if n := descriptorLimit() / 4; n > 0 {
-			o.MaxOpenSegments = max(min(o.MaxOpenSegments, n), minOpenSegments)
+			o.MaxOpenSegments = max(min(o.MaxOpenSegments, n), MinOpenSegments)
 		}
 	}
-	if o.MaxOpenSegments < minOpenSegments {
-		return fmt.Errorf("%w: max open segments %d is below %d", metadata.ErrInvalidOption, o.MaxOpenSegments, minOpenSegments)
+	if o.MaxOpenSegments < MinOpenSegments {
+		return fmt.Errorf("%w: max open segments %d is below %d", metadata.ErrInvalidOption, o.MaxOpenSegments, MinOpenSegments)
 	}
 	if o.CloseTimeout == 0 {
 		o.CloseTimeout = DefaultCloseTimeout
