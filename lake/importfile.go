@@ -58,6 +58,11 @@ func OpenParquetFile(ctx context.Context, path string, mem memory.Allocator) (rr
 	if err != nil {
 		return nil, 0, corrupt(path, err)
 	}
+	// The stored schema is another writer's bytes: bounded before pqarrow
+	// decodes it.
+	if err := checkStoredSchema(pr.MetaData().KeyValueMetadata()); err != nil {
+		return nil, 0, corrupt(path, err)
+	}
 	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: readBatchRows}, mem)
 	if err != nil {
 		return nil, 0, corrupt(path, err)
