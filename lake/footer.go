@@ -18,34 +18,52 @@ const parquetMagic = "PAR1"
 // magic.
 const footerTailLen = 8
 
-// footerChecksum returns the CRC-32C of f's Parquet footer: the thrift
-// metadata, its length and the magic, the bytes a reader decodes before
-// any page. It reads only those bytes and trusts the length only as far
-// as the file's size allows, so damage costs a read of at most the file.
-func footerChecksum(f ReadableFile) (string, error) {
-	size := f.Size()
+// readFooter returns a Parquet file's footer: the thrift metadata, its
+// length and the magic, the bytes a reader decodes before any page. It
+// reads only those bytes and trusts the length only as far as the file's
+// size allows, so damage costs a read of at most the file.
+func readFooter(f io.ReaderAt, size int64) ([]byte, error) {
 	if size < int64(len(parquetMagic)+footerTailLen) {
-		return "", fmt.Errorf("%d bytes are too few for a Parquet file", size)
+		return nil, fmt.Errorf("%d bytes are too few for a Parquet file", size)
 	}
 	var tail [footerTailLen]byte
 	if err := readAt(f, tail[:], size-footerTailLen); err != nil {
-		return "", err
+		return nil, err
 	}
 	if string(tail[4:]) != parquetMagic {
-		return "", fmt.Errorf("no Parquet magic at its end")
+		return nil, fmt.Errorf("no Parquet magic at its end")
 	}
 	n := int64(binary.LittleEndian.Uint32(tail[:4]))
 	if n > size-int64(len(parquetMagic)+footerTailLen) {
-		return "", fmt.Errorf("footer length %d exceeds the file's %d bytes", n, size)
+		return nil, fmt.Errorf("footer length %d exceeds the file's %d bytes", n, size)
 	}
 	footer := make([]byte, n+footerTailLen)
 	if err := readAt(f, footer, size-int64(len(footer))); err != nil {
+		return nil, err
+	}
+	return footer, nil
+}
+
+// footerChecksum returns the CRC-32C of f's Parquet footer.
+func footerChecksum(f ReadableFile) (string, error) {
+	footer, err := readFooter(f, f.Size())
+	if err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("%08x", crc32.Checksum(footer, castagnoli)), nil
 }
 
-func readAt(f ReadableFile, b []byte, off int64) error {
+// checkForeignFooter bounds the footer of a file the lake cannot vouch
+// for before the Parquet library decodes it (see checkFooterThrift).
+func checkForeignFooter(f io.ReaderAt, size int64) error {
+	footer, err := readFooter(f, size)
+	if err != nil {
+		return err
+	}
+	return checkFooterThrift(footer[:len(footer)-footerTailLen])
+}
+
+func readAt(f io.ReaderAt, b []byte, off int64) error {
 	n, err := f.ReadAt(b, off)
 	if n == len(b) {
 		return nil
@@ -59,9 +77,13 @@ func readAt(f ReadableFile, b []byte, off int64) error {
 var footerCRCSyntax = regexp.MustCompile(`^[0-9a-f]{8}$`)
 
 // checkFooter compares f's footer with the checksum the manifest lists
-// for it; a file listed without one passes.
+// for it; the footer of a file listed without one is bounded as a foreign
+// file's is.
 func checkFooter(lf metadata.LakeFile, f ReadableFile) error {
 	if lf.FooterCRC32C == "" {
+		if err := checkForeignFooter(f, f.Size()); err != nil {
+			return corrupt(lf.Path, err)
+		}
 		return nil
 	}
 	got, err := footerChecksum(f)

@@ -251,3 +251,45 @@ func TestImportedStoredSchemaFlipIsCorrupt(t *testing.T) {
 	require.ErrorContains(t, err, path)
 	require.Less(t, n, uint64(flipAllocBound), "bytes allocated opening the damaged file")
 }
+
+// craftedFooterFile is a Parquet file whose 17-byte footer declares a
+// schema of 100 million elements: the thrift decoder made that slice,
+// 800 MB, before finding the footer ends.
+func craftedFooterFile() []byte {
+	// FileMetaData: field 1 (version, i32) = 1; field 2 (schema) a list
+	// of structs, its length in the varint after the 0xfc header.
+	footer := []byte{0x15, 0x02, 0x19, 0xfc}
+	footer = binary.AppendUvarint(footer, 100_000_000)
+	footer = append(footer, 0x00, 0x00)
+	b := append([]byte(parquetMagic), footer...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(footer)))
+	return append(b, parquetMagic...)
+}
+
+func TestCraftedFooterIsCorrupt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crafted.parquet")
+	require.NoError(t, os.WriteFile(path, craftedFooterFile(), 0o644))
+	var err error
+	n := allocated(func() {
+		rr, _, openErr := OpenParquetFile(bg, path, nil)
+		if openErr == nil {
+			rr.Release()
+		}
+		err = openErr
+	})
+	require.Less(t, n, uint64(flipAllocBound), "bytes allocated opening the crafted file")
+	require.ErrorIs(t, err, metadata.ErrCorrupt)
+	require.ErrorContains(t, err, path)
+	require.ErrorContains(t, err, "100000000 elements")
+
+	// A lake file listed without a footer checksum is bounded the same way.
+	l, _ := testLake(t, true, nil)
+	table := footerTable()
+	lf := writeRows(t, l, table, "", nil, 1, footerRows())
+	lf.FooterCRC32C = ""
+	setBytes(l, lf.Path, craftedFooterFile())
+	n = allocated(func() { err = readErr(l, table, []metadata.LakeFile{lf}, ReadOptions{Projection: []int{0, 1}}) })
+	require.ErrorIs(t, err, metadata.ErrCorrupt)
+	require.ErrorContains(t, err, lf.Path)
+	require.Less(t, n, uint64(flipAllocBound), "bytes allocated reading the crafted file")
+}
