@@ -187,7 +187,7 @@ func readRows(l *Lake, table *metadata.TableInfo, lf metadata.LakeFile, types []
 }
 
 // TestFormat2ManifestIsRead: a lake written before footer checksums reads
-// as before, its files unchecked.
+// as before, its files without a footer checksum.
 func TestFormat2ManifestIsRead(t *testing.T) {
 	fs := NewMemFS()
 	l, err := Open(Options{FS: fs, Dir: "lake"})

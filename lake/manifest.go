@@ -68,8 +68,8 @@ func (m Manifest) PartitionNames() []string {
 // change is detected rather than misread. Format 2 added the checksum,
 // format 3 each file's footer checksum (metadata.LakeFile.FooterCRC32C).
 // A reader of format 2 refuses the new field, so the number changes with
-// it; format 2 manifests are still read, their files without the footer
-// check.
+// it; format 2 manifests are still read, their files' footers bounded
+// (checkFooterThrift) instead of checksummed.
 const (
 	manifestFormat         = 3
 	manifestFormatNoFooter = 2

@@ -17,7 +17,7 @@ type LakeFile struct {
 	// length and magic), as 8 lower-case hex digits. The lake checks it before decoding any
 	// footer byte, since a damaged footer can make the Parquet and Arrow decoders allocate
 	// what a flipped length says. "" (a manifest written before the lake recorded it): the
-	// footer is read unchecked.
+	// lake bounds the footer's declared lengths instead.
 	FooterCRC32C string `json:"footer_crc32c,omitempty"`
 }
 
