@@ -44,6 +44,15 @@
 //     unreadable or NaN-tainted statistic answers "maybe".
 //   - Bytes that do not form a lake file or manifest are ErrCorrupt
 //     naming the file, never a panic.
+//   - A manifest (format 3) lists with each file the CRC-32C of its
+//     Parquet footer; a reader reads only the footer and checks it before
+//     decoding any of it, since the decoders allocate what a damaged
+//     length says. The footer of a file the lake cannot vouch for (listed
+//     by a format 2 manifest, or being imported) is walked first instead:
+//     no thrift container or string may declare more than its bytes hold.
+//     The stored Arrow schema of every file is bounded the same way (its
+//     message, tables, vectors and strings lie within its bytes) before
+//     arrow-go decodes it.
 //   - DropTable removes only what the lake wrote: manifests, their
 //     temporary files and data files named as above. Anything else in a
 //     table's directory stays, with the directories holding it.

@@ -63,6 +63,9 @@ func (l *Lake) openParquet(table *metadata.TableInfo, lf metadata.LakeFile) (pf 
 			pf = nil
 		}
 	}()
+	if err := checkFooter(lf, f); err != nil {
+		return nil, err
+	}
 	// Page buffers come from Go's collected allocator, not mem: on some
 	// corrupt pages the Parquet library drops a page reader without
 	// releasing its buffers, which would otherwise leak from mem. Arrays
@@ -74,6 +77,9 @@ func (l *Lake) openParquet(table *metadata.TableInfo, lf metadata.LakeFile) (pf 
 	}
 	pf.pr = pr
 	pf.md = pr.MetaData()
+	if err := checkStoredSchema(pf.md.KeyValueMetadata()); err != nil {
+		return nil, corrupt(lf.Path, err)
+	}
 	if err := pf.checkLayout(table); err != nil {
 		return nil, corrupt(lf.Path, err)
 	}

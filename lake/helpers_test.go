@@ -58,7 +58,7 @@ func testTable(id int64, cols []metadata.Column, pk []string, partKeys []string)
 }
 
 // canon coerces convenient Go values to the canonical form of typ.
-func canon(t *testing.T, typ metadata.DataType, v any) any {
+func canon(t testing.TB, typ metadata.DataType, v any) any {
 	t.Helper()
 	out, err := metadata.CoerceValue(typ, v)
 	require.NoError(t, err, "coerce %v to %s", v, typ)
@@ -67,7 +67,7 @@ func canon(t *testing.T, typ metadata.DataType, v any) any {
 
 // record builds a batch of the table's columns plus the system columns;
 // row i gets __bucket 0, __offset base+i and a fixed __timestamp.
-func record(t *testing.T, mem memory.Allocator, table *metadata.TableInfo, base int64, rows [][]any) arrow.RecordBatch {
+func record(t testing.TB, mem memory.Allocator, table *metadata.TableInfo, base int64, rows [][]any) arrow.RecordBatch {
 	t.Helper()
 	cols := fileColumns(table)
 	sc := metadata.ArrowSchema(cols)
@@ -88,7 +88,7 @@ func record(t *testing.T, mem memory.Allocator, table *metadata.TableInfo, base 
 }
 
 // writeRows writes rows into one new file and returns its description.
-func writeRows(t *testing.T, l *Lake, table *metadata.TableInfo, part string, values []string, snap int64, rows [][]any) metadata.LakeFile {
+func writeRows(t testing.TB, l *Lake, table *metadata.TableInfo, part string, values []string, snap int64, rows [][]any) metadata.LakeFile {
 	t.Helper()
 	w, err := l.NewFileWriter(table, part, values, 0, snap)
 	require.NoError(t, err)

@@ -51,11 +51,23 @@ func OpenParquetFile(ctx context.Context, path string, mem memory.Allocator) (rr
 			rr = nil
 		}
 	}()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, 0, fmt.Errorf("lake: %w", err)
+	}
+	if err := checkForeignFooter(f, st.Size()); err != nil {
+		return nil, 0, corrupt(path, err)
+	}
 	// Page buffers come from Go's collected allocator for the reason
 	// openParquet gives: a damaged page may leak them otherwise.
 	props := parquet.NewReaderProperties(memory.NewGoAllocator())
 	pr, err = file.NewParquetReader(f, file.WithReadProps(props))
 	if err != nil {
+		return nil, 0, corrupt(path, err)
+	}
+	// The stored schema is another writer's bytes: bounded before pqarrow
+	// decodes it.
+	if err := checkStoredSchema(pr.MetaData().KeyValueMetadata()); err != nil {
 		return nil, 0, corrupt(path, err)
 	}
 	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: readBatchRows}, mem)

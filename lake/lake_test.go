@@ -26,7 +26,9 @@ func TestFileWriterRollsAndNames(t *testing.T) {
 	require.Equal(t, int64(40), w.Rows())
 	lf, err := w.Close()
 	require.NoError(t, err)
-	require.Equal(t, metadata.LakeFile{Path: "3/data/-/b2/4-0.parquet", Bucket: 2, RowCount: 40, SizeBytes: lf.SizeBytes}, lf)
+	footer, err := l.fileFooterChecksum(l.abs(lf.Path))
+	require.NoError(t, err)
+	require.Equal(t, metadata.LakeFile{Path: "3/data/-/b2/4-0.parquet", Bucket: 2, RowCount: 40, SizeBytes: lf.SizeBytes, FooterCRC32C: footer}, lf)
 	_, err = w.Close()
 	require.Error(t, err)
 

@@ -65,8 +65,15 @@ func (m Manifest) PartitionNames() []string {
 }
 
 // manifestFormat is written into every manifest so that a future layout
-// change is detected rather than misread. Format 2 added the checksum.
-const manifestFormat = 2
+// change is detected rather than misread. Format 2 added the checksum,
+// format 3 each file's footer checksum (metadata.LakeFile.FooterCRC32C).
+// A reader of format 2 refuses the new field, so the number changes with
+// it; format 2 manifests are still read, their files' footers bounded
+// (checkFooterThrift) instead of checksummed.
+const (
+	manifestFormat         = 3
+	manifestFormatNoFooter = 2
+)
 
 // manifestFile is a manifest as stored: JSON, with a CRC-32C (Castagnoli)
 // of the file's own bytes in which the checksum's value reads
@@ -87,8 +94,10 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 func checksumField(value string) []byte { return []byte(`"crc32c": "` + value + `"`) }
 
 // encodeManifest renders m as stored, checksum included.
-func encodeManifest(m Manifest) ([]byte, error) {
-	body, err := json.MarshalIndent(manifestFile{Format: manifestFormat, Checksum: manifestNoChecksum, Manifest: m}, "", " ")
+func encodeManifest(m Manifest) ([]byte, error) { return encodeManifestFormat(m, manifestFormat) }
+
+func encodeManifestFormat(m Manifest, format int) ([]byte, error) {
+	body, err := json.MarshalIndent(manifestFile{Format: format, Checksum: manifestNoChecksum, Manifest: m}, "", " ")
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +123,7 @@ func decodeManifest(rel string, body []byte) (Manifest, error) {
 	if dec.More() {
 		return Manifest{}, fmt.Errorf("%w: lake manifest %s: trailing bytes", metadata.ErrCorrupt, rel)
 	}
-	if mf.Format != manifestFormat {
+	if mf.Format != manifestFormat && mf.Format != manifestFormatNoFooter {
 		return Manifest{}, fmt.Errorf("%w: lake manifest %s: unknown format %d", metadata.ErrCorrupt, rel, mf.Format)
 	}
 	stored := checksumField(mf.Checksum)
@@ -152,6 +161,9 @@ func (m Manifest) validate() error {
 		seen[f.Path] = true
 		if f.RowCount < 0 || f.SizeBytes < 0 || f.Bucket < 0 {
 			return fmt.Errorf("file %q has a negative row count, size or bucket", f.Path)
+		}
+		if f.FooterCRC32C != "" && !footerCRCSyntax.MatchString(f.FooterCRC32C) {
+			return fmt.Errorf("file %q has a malformed footer checksum %q", f.Path, f.FooterCRC32C)
 		}
 	}
 	type key struct {

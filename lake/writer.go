@@ -354,6 +354,9 @@ func (w *FileWriter) Close() (lf metadata.LakeFile, err error) {
 			return metadata.LakeFile{}, fmt.Errorf("lake: sync directory of %s: %w", w.file.Path, err)
 		}
 	}
+	if w.file.FooterCRC32C, err = w.lake.fileFooterChecksum(w.name); err != nil {
+		return metadata.LakeFile{}, fmt.Errorf("lake: checksum footer of %s: %w", w.file.Path, err)
+	}
 	w.file.SizeBytes = w.sink.n
 	return w.file, nil
 }

@@ -13,6 +13,12 @@ type LakeFile struct {
 	Bucket          int32    `json:"bucket"`
 	RowCount        int64    `json:"row_count"`
 	SizeBytes       int64    `json:"size_bytes"`
+	// FooterCRC32C is the CRC-32C (Castagnoli) of the file's Parquet footer (its metadata,
+	// length and magic), as 8 lower-case hex digits. The lake checks it before decoding any
+	// footer byte, since a damaged footer can make the Parquet and Arrow decoders allocate
+	// what a flipped length says. "" (a manifest written before the lake recorded it): the
+	// lake bounds the footer's declared lengths instead.
+	FooterCRC32C string `json:"footer_crc32c,omitempty"`
 }
 
 // Names of the lake system columns, appended after the table's columns in every lake file.
