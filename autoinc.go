@@ -2,11 +2,13 @@ package fluss
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/sqlplan"
+	"github.com/flusslite/fluss/storage"
 )
 
 // fillAutoIncrement completes an INSERT's rows before they are written or
@@ -47,6 +49,11 @@ func (s *Stmt) fillAutoIncrement(ctx context.Context, plan *sqlplan.InsertPlan) 
 				continue // a generated key is a new one
 			}
 			stored, found, err := eng.Lookup(ctx, path, row)
+			if errors.Is(err, storage.ErrLookupInLake) {
+				// A write creates the partition again: the key is new
+				// to it, whatever the lake holds of the dropped one.
+				err, found = nil, false
+			}
 			if err != nil {
 				return 0, false, err
 			}

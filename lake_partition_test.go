@@ -1,6 +1,7 @@
 package fluss_test
 
 import (
+	"database/sql"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -145,6 +146,9 @@ func TestLakePartitionLifecycleProperty(t *testing.T) {
 			}
 			mustExec(t, db, ddl)
 			m := newLakeModel(keyed)
+			lookup, err := db.Prepare(`SELECT id, v FROM t WHERE p = ? AND id = ?`)
+			require.NoError(t, err)
+			defer lookup.Close()
 			parts := []string{"x", "y", "z"}
 			steps := 160
 			if testing.Short() {
@@ -162,6 +166,42 @@ func TestLakePartitionLifecycleProperty(t *testing.T) {
 						got = []string{}
 					}
 					require.Equal(t, m.rows(p), got, "partition %s after:\n%s", p, strings.Join(history, "\n"))
+				}
+				if keyed {
+					// A point lookup answers as the scan does, also in a
+					// partition that is only in the lake or that was
+					// created again over lake rows; and so does a
+					// prepared one, whose plan is kept between calls.
+					for _, p := range parts {
+						want := map[string]bool{}
+						for _, row := range m.rows(p) {
+							want[row] = true
+						}
+						for id := range int64(8) {
+							var got []string
+							for _, row := range queryAll(t, db, `SELECT id, v FROM t WHERE p = ? AND id = ?`, p, id) {
+								got = append(got, fmt.Sprintf("%d:%d", row[0], row[1]))
+							}
+							var prepared []string
+							rows, err := lookup.Query(p, id)
+							require.NoError(t, err)
+							for rows.Next() {
+								var gid, gv int64
+								require.NoError(t, rows.Scan(&gid, &gv))
+								prepared = append(prepared, fmt.Sprintf("%d:%d", gid, gv))
+							}
+							require.NoError(t, rows.Err())
+							rows.Close()
+							var expect []string
+							for row := range want {
+								if strings.HasPrefix(row, fmt.Sprintf("%d:", id)) {
+									expect = append(expect, row)
+								}
+							}
+							require.Equal(t, expect, got, "lookup of %d in %s after:\n%s", id, p, strings.Join(history, "\n"))
+							require.Equal(t, expect, prepared, "prepared lookup of %d in %s after:\n%s", id, p, strings.Join(history, "\n"))
+						}
+					}
 				}
 				var total int64
 				require.NoError(t, db.QueryRow(`SELECT count(*) FROM t`).Scan(&total))
@@ -208,4 +248,37 @@ func TestPartitionNamedDashTiers(t *testing.T) {
 	mustExec(t, db, `CALL sys.tier('d')`)
 	require.Equal(t, []int64{1, 3}, idsOf(t, db, "SELECT id FROM `d$lake` WHERE p = '-'"))
 	require.Equal(t, []int64{1, 3}, idsOf(t, db, `SELECT id FROM d WHERE p = '-'`))
+}
+
+// A point lookup of a key in a partition dropped after it was tiered
+// reads the lake, as a scan of the partition does, instead of answering
+// "no row": in a transaction's view, through a prepared statement, and
+// after a reopen (the catalog remembers which dropped partitions the lake
+// still holds).
+func TestLookupOfLakeOnlyPartition(t *testing.T) {
+	db, dsn := openDB(t, "sync=off&tiering=off")
+	mustExec(t, db, `CREATE TABLE t (id INT, p STRING, v STRING, PRIMARY KEY (p, id) NOT ENFORCED) PARTITIONED BY (p) WITH ('table.datalake.enabled' = 'true')`)
+	mustExec(t, db, `INSERT INTO t VALUES (1, 'x', 'a'), (2, 'x', 'b')`)
+	mustExec(t, db, `CALL sys.tier('t')`)
+	mustExec(t, db, `ALTER TABLE t DROP PARTITION (p = 'x')`)
+	want := [][]any{{int64(1), "x", "a"}}
+	check := func(db *sql.DB) {
+		t.Helper()
+		require.Equal(t, want, queryAll(t, db, `SELECT * FROM t WHERE p = 'x' AND id = 1`))
+		require.Equal(t, want, queryAll(t, db, `SELECT * FROM t WHERE p = ? AND id = ?`, "x", 1))
+		tx, err := db.Begin()
+		require.NoError(t, err)
+		var v string
+		require.NoError(t, tx.QueryRow(`SELECT v FROM t WHERE p = 'x' AND id = 1`).Scan(&v))
+		require.Equal(t, "a", v)
+		require.NoError(t, tx.Rollback())
+		require.Empty(t, queryAll(t, db, `SELECT * FROM t WHERE p = 'x' AND id = 3`))
+		require.Empty(t, queryAll(t, db, `SELECT * FROM t WHERE p = 'never' AND id = 1`))
+	}
+	check(db)
+	require.NoError(t, db.Close())
+	db, err := sql.Open("fluss", dsn)
+	require.NoError(t, err)
+	defer db.Close()
+	check(db)
 }

@@ -59,6 +59,9 @@ func (s *Stmt) lookupRows(ctx context.Context, args []sqlplan.Arg) (rows *Rows, 
 		s.prepLookup = nil
 		return nil, false, nil
 	}
+	if errors.Is(err, storage.ErrLookupInLake) {
+		return nil, false, nil // the full path reads the lake
+	}
 	if err != nil {
 		return nil, true, err
 	}

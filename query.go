@@ -17,6 +17,7 @@ import (
 	"github.com/flusslite/fluss/planner"
 	"github.com/flusslite/fluss/pushdown"
 	"github.com/flusslite/fluss/sqlplan"
+	"github.com/flusslite/fluss/storage"
 )
 
 // scanPlan is a bound, planned SELECT: everything needed to read it. It
@@ -84,6 +85,13 @@ func (s *Stmt) planScan(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPlan,
 			return &scanPlan{sel: sp, lookup: key, residual: residual}, nil
 		}
 	}
+	return s.planSplits(ctx, sp)
+}
+
+// planSplits plans a bound SELECT as a scan of splits by the planner of
+// the table's kind; a point lookup whose partition is only in the lake
+// comes here too.
+func (s *Stmt) planSplits(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPlan, error) {
 	base := &sp.Table
 	if sp.Virtual != "" {
 		base = &sp.Base
@@ -279,6 +287,17 @@ func (s *Stmt) open(ctx context.Context, p *scanPlan, q exec.Query) (exec.Operat
 			lookup = v.Lookup
 		}
 		row, found, err := lookup(ctx, table.Path, p.lookup)
+		if errors.Is(err, storage.ErrLookupInLake) {
+			// The partition was dropped after it was tiered: the lake
+			// still answers for it, as a scan of it does.
+			np, err := s.planSplits(ctx, sp)
+			if err != nil {
+				return nil, err
+			}
+			np.close()
+			*p = *np
+			return s.open(ctx, p, q)
+		}
 		if err != nil {
 			p.unpin()
 			return nil, err

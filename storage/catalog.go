@@ -51,6 +51,12 @@ type tableEntry struct {
 	// (phase 2 of a tiering commit); nil before the first. It is replaced
 	// whole, never changed in place, so catalog copies may share it.
 	Lake *lakeRecord `json:"lake,omitempty"`
+	// LakePartitions names the dropped partitions whose tiered rows the
+	// lake keeps: reads still return them (under the name, merged with a
+	// partition created again under it), so a point lookup there must be
+	// answered by a scan (ErrLookupInLake). Replaced, never appended to
+	// in place, so catalog copies may share it.
+	LakePartitions []string `json:"lake_partitions,omitempty"`
 
 	// Derived, never stored: rebuilt by prepare.
 	arrow *arrow.Schema

@@ -688,6 +688,14 @@ func (e *Engine) DropPartition(ctx context.Context, path metadata.TablePath, spe
 	next := e.mu.cat.clone()
 	entry := next.byID[t.Info.TableID]
 	entry.Partitions = slices.DeleteFunc(entry.Partitions, func(x metadata.PartitionInfo) bool { return x.ID == p.ID })
+	if entry.Lake != nil && !slices.Contains(entry.LakePartitions, name) {
+		for b := range entry.Info.NumBuckets {
+			if off, ok := entry.Lake.offset(metadata.TableBucket{TableID: t.Info.TableID, PartitionID: p.ID, Bucket: int32(b)}); ok && off > 0 {
+				entry.LakePartitions = append(slices.Clone(entry.LakePartitions), name)
+				break
+			}
+		}
+	}
 	if err := e.commitCatalogLocked(next); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/flusslite/fluss/metadata"
 )
@@ -12,6 +13,31 @@ import (
 // since been dropped, created again or given another schema: the caller
 // prepares it again from the current catalog.
 var ErrTableChanged = errors.New("the table changed since the lookup was prepared")
+
+// ErrLookupInLake is returned by a lookup whose key names a partition the
+// engine does not hold while the table's lake may: a partition dropped
+// (or expired) after it was tiered stays readable through the lake, so
+// "no row" would contradict a scan of it. The caller answers the query
+// with a scan, which reads the lake.
+var ErrLookupInLake = errors.New("the key's partition is only in the lake")
+
+// lakeMayHold reports whether the lake may hold rows of the partition
+// named name that the engine does not (it was dropped after it was
+// tiered): a lookup of a key there that finds no live row, or no live
+// partition, must be answered from the lake (ErrLookupInLake). Only a
+// scan can tell such a row from one a partition created again deleted.
+func lakeMayHold(entry *tableEntry, name string) bool {
+	return entry.Info.Config.DatalakeEnabled && slices.Contains(entry.LakePartitions, name)
+}
+
+// lakeShadows is lakeMayHold for the live partition of tb.
+func lakeShadows(entry *tableEntry, tb metadata.TableBucket) bool {
+	if tb.PartitionID == metadata.NonPartitioned || len(entry.LakePartitions) == 0 {
+		return false
+	}
+	p, ok := entry.partitionByID(tb.PartitionID)
+	return ok && lakeMayHold(entry, p.Name)
+}
 
 // KeyLookup is a point lookup into one primary-key table, prepared once
 // from the table's description: where each key column sits, which of them
@@ -95,6 +121,9 @@ func (e *Engine) LookupKey(ctx context.Context, l *KeyLookup, keyRow []any) (row
 		return nil, false, kb.broken
 	}
 	row, err = e.kvGetColumns(entry, key, l.need)
+	if err == nil && row == nil && lakeShadows(entry, tb) {
+		return nil, false, fmt.Errorf("lookup in %s: %w", l.path, ErrLookupInLake)
+	}
 	if err != nil || row == nil {
 		return nil, false, err
 	}
@@ -116,11 +145,14 @@ func (v *ReadView) LookupKey(ctx context.Context, l *KeyLookup, keyRow []any) (r
 	if err != nil {
 		return nil, false, err
 	}
-	_, key, ok, err := l.key(entry, keyRow)
+	tb, key, ok, err := l.key(entry, keyRow)
 	if err != nil || !ok {
 		return nil, false, err
 	}
 	row, err = v.getColumns(entry, key, l.need)
+	if err == nil && row == nil && lakeShadows(entry, tb) {
+		return nil, false, fmt.Errorf("lookup in %s: %w", l.path, ErrLookupInLake)
+	}
 	if err != nil || row == nil {
 		return nil, false, err
 	}
@@ -162,8 +194,12 @@ func (l *KeyLookup) key(entry *tableEntry, keyRow []any) (tb metadata.TableBucke
 				return tb, nil, false, fmt.Errorf("lookup in %s: partition key: %w", l.path, err)
 			}
 		}
-		p, found := entry.partitionByName(metadata.PartitionName(pv))
+		name := metadata.PartitionName(pv)
+		p, found := entry.partitionByName(name)
 		if !found {
+			if lakeMayHold(entry, name) {
+				return tb, nil, false, fmt.Errorf("lookup in %s: %w", l.path, ErrLookupInLake)
+			}
 			return tb, nil, false, nil
 		}
 		tb.PartitionID = p.ID

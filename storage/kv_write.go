@@ -221,8 +221,12 @@ func (e *Engine) Lookup(ctx context.Context, path metadata.TablePath, keyRow []a
 				return nil, false, fmt.Errorf("lookup in %s: partition key %s: %w", path, cols[c].Name, err)
 			}
 		}
-		p, ok := entry.partitionByName(metadata.PartitionName(pv))
+		name := metadata.PartitionName(pv)
+		p, ok := entry.partitionByName(name)
 		if !ok {
+			if lakeMayHold(entry, name) {
+				return nil, false, fmt.Errorf("lookup in %s: %w", path, ErrLookupInLake)
+			}
 			return nil, false, nil
 		}
 		tb.PartitionID = p.ID
@@ -248,6 +252,9 @@ func (e *Engine) Lookup(ctx context.Context, path metadata.TablePath, keyRow []a
 		return nil, false, fmt.Errorf("lookup in %s: %w", path, err)
 	}
 	row, err = e.kvGet(entry, key)
+	if err == nil && row == nil && lakeShadows(entry, tb) {
+		return nil, false, fmt.Errorf("lookup in %s: %w", path, ErrLookupInLake)
+	}
 	if err != nil || row == nil {
 		return nil, false, err
 	}

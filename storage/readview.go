@@ -296,6 +296,9 @@ func (v *ReadView) Lookup(ctx context.Context, path metadata.TablePath, keyRow [
 	}
 	tb, ok := routedBucket(entry, &routed, 0)
 	if !ok {
+		if routed.partitions != nil && lakeMayHold(entry, routed.partitions[0]) {
+			return nil, false, fmt.Errorf("lookup in %s: %w", path, ErrLookupInLake)
+		}
 		return nil, false, nil
 	}
 	key, err := newKeyCodec(info).key(tb, routed.values[0])
@@ -303,6 +306,9 @@ func (v *ReadView) Lookup(ctx context.Context, path metadata.TablePath, keyRow [
 		return nil, false, fmt.Errorf("lookup in %s: %w", path, err)
 	}
 	row, err = v.get(entry, key)
+	if err == nil && row == nil && lakeShadows(entry, tb) {
+		return nil, false, fmt.Errorf("lookup in %s: %w", path, ErrLookupInLake)
+	}
 	if err != nil || row == nil {
 		return nil, false, err
 	}
