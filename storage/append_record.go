@@ -46,6 +46,16 @@ func CanAppendRecord(info *metadata.TableInfo) bool {
 // is one commit: visible in every bucket at once or not at all, also
 // across a crash. The caller keeps ownership of rec.
 func (e *Engine) AppendRecord(ctx context.Context, path metadata.TablePath, rec arrow.RecordBatch) (int64, error) {
+	n, err := e.appendRecord(ctx, path, rec)
+	if err == nil {
+		// Counted after the engine's lock is released, as Commit's are:
+		// the checkpoint it may write takes the lock again.
+		e.noteCommit()
+	}
+	return n, err
+}
+
+func (e *Engine) appendRecord(ctx context.Context, path metadata.TablePath, rec arrow.RecordBatch) (int64, error) {
 	if err := e.readOnlyErr(); err != nil {
 		return 0, err
 	}

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flusslite/fluss/metadata"
@@ -234,6 +237,44 @@ func TestCommitsWriteTheCheckpoint(t *testing.T) {
 		}
 		// As if the process died now: the fourth commit wrote the
 		// checkpoint, Close does not get to.
+		restore = keepAcked(t, dir)
+	}()
+	restore()
+	seg := filepath.Join(dir, tabletDir(bucket(info, 0)), segmentName(0, ".log"))
+	flipByte(t, seg, batchStarts(t, seg)[3]+60)
+	e, _ := testEngine(t, dir, nil)
+	_, err := e.ReadLog(ctx, bucket(info, 0), 0, -1, ReadOptions{})
+	require.ErrorIs(t, err, metadata.ErrCorrupt)
+	require.ErrorContains(t, err, "offsets up to 4 were acknowledged")
+}
+
+// AppendRecord's commits count towards the checkpoint as Commit's do, so
+// a process that dies after loading records through it still has them
+// claimed as acknowledged.
+func TestAppendRecordWritesTheCheckpoint(t *testing.T) {
+	defer func(n int64) { checkpointEveryCommits = n }(checkpointEveryCommits)
+	checkpointEveryCommits = 4
+	dir := t.TempDir()
+	cols := []metadata.Column{col("id", metadata.BigIntType())}
+	var (
+		info    metadata.TableInfo
+		restore func()
+	)
+	func() {
+		e, _ := testEngine(t, dir, nil)
+		defer e.Close()
+		info = createTable(t, e, "ids", cols, nil, nil)
+		for i := range 4 {
+			b := array.NewInt64Builder(memory.DefaultAllocator)
+			b.AppendValues([]int64{int64(i)}, nil)
+			arr := b.NewArray()
+			rec := array.NewRecordBatch(metadata.ArrowSchema(cols), []arrow.Array{arr}, 1)
+			_, err := e.AppendRecord(ctx, info.Path, rec)
+			require.NoError(t, err)
+			rec.Release()
+			arr.Release()
+			b.Release()
+		}
 		restore = keepAcked(t, dir)
 	}()
 	restore()
