@@ -56,17 +56,9 @@ func writeExpr(b *strings.Builder, e Expr) {
 		b.WriteString(" " + e.Op.String() + " ")
 		writeExpr(b, e.R)
 	case *And:
-		b.WriteString("(")
-		writeExpr(b, e.L)
-		b.WriteString(" AND ")
-		writeExpr(b, e.R)
-		b.WriteString(")")
+		writeConnective(b, e.L, " AND ", e.R)
 	case *Or:
-		b.WriteString("(")
-		writeExpr(b, e.L)
-		b.WriteString(" OR ")
-		writeExpr(b, e.R)
-		b.WriteString(")")
+		writeConnective(b, e.L, " OR ", e.R)
 	case *Not:
 		b.WriteString("NOT ")
 		writeExpr(b, e.E)
@@ -159,4 +151,13 @@ func writeList(b *strings.Builder, es []Expr) {
 		}
 		writeExpr(b, x)
 	}
+}
+
+// writeConnective writes "(l op r)", the form AND and OR print in.
+func writeConnective(b *strings.Builder, l Expr, op string, r Expr) {
+	b.WriteString("(")
+	writeExpr(b, l)
+	b.WriteString(op)
+	writeExpr(b, r)
+	b.WriteString(")")
 }
