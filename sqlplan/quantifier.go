@@ -49,5 +49,8 @@ func dropQuantifier(text string, toks []token, i int) (edit, error) {
 		return edit{}, &SyntaxError{Pos: next.pos, Near: text[next.pos:next.end],
 			Msg: "expected an expression after ALL"}
 	}
-	return edit{pos: t.pos, end: t.end}, nil
+	// The comments between ALL and the next token go with it: the parser
+	// reads a comment right after SELECT as its hint, and one written
+	// after ALL is not (as after DISTINCT, or in MySQL).
+	return edit{pos: t.pos, end: next.pos}, nil
 }
