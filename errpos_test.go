@@ -30,6 +30,9 @@ func TestErrorsNameTheirPosition(t *testing.T) {
 		{"SELECT CAST(b AS BLOB) FROM t", fluss.ErrSyntax, 17, `syntax error at line 1, column 18 near "BLOB"`},
 		{"SELECT a FROM t HAVING zz > 1", fluss.ErrNotFound, 23, "at line 1, column 24"},
 		{"SELECT a FROM t WHERE", fluss.ErrSyntax, 21, "syntax error at line 1, column 22: unexpected end of statement"},
+		{"SELECT a,\n  COUNT(ALL DISTINCT b) FROM t", fluss.ErrSyntax, 22, `syntax error at line 2, column 13 near "DISTINCT": ALL and DISTINCT cannot both be given`},
+		{"SELECT ALL a, nosuch FROM t", fluss.ErrNotFound, 14, "column nosuch does not exist in table fluss.t at line 1, column 15"},
+		{"SELECT ALL a FROM t WHERE", fluss.ErrSyntax, 25, "syntax error at line 1, column 26: unexpected end of statement"},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
 			rows, err := db.Query(tc.sql)

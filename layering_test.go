@@ -127,8 +127,8 @@ func contains(list []string, s string) bool {
 }
 
 // moduleImports parses the non-test Go files of every package in the
-// module (bench/ has its own module and testdata is skipped) and returns
-// package -> imports.
+// module (nested modules and testdata are skipped) and returns package ->
+// imports.
 func moduleImports(t *testing.T) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
@@ -139,7 +139,13 @@ func moduleImports(t *testing.T) map[string][]string {
 		}
 		if d.IsDir() {
 			name := d.Name()
-			if path != "." && (name == "testdata" || name == "bench" || strings.HasPrefix(name, ".")) {
+			if path != "." && (name == "testdata" || strings.HasPrefix(name, ".")) {
+				return filepath.SkipDir
+			}
+			// A directory with its own go.mod (bench, slt, difftest,
+			// integration) is another module: it may import anything of
+			// this one, as any user does.
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); path != "." && err == nil {
 				return filepath.SkipDir
 			}
 			if path != "." {

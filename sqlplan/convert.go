@@ -21,6 +21,8 @@ import (
 //     both map back to Param{Ordinal: N};
 //   - "text" in double quotes is a string literal in its MySQL dialect;
 //   - names containing '$' (`t$changelog`) must be backquoted;
+//   - it refuses the set quantifier ALL (SELECT ALL, COUNT(ALL x)), so
+//     that token is dropped before parsing (quantifier.go);
 //   - its error positions count from 1 and point past the offending token;
 //     they are mapped back to a byte offset in the caller's text.
 
@@ -51,6 +53,12 @@ func parseDML(text string, base int) (stmt Statement, err error) {
 			if strings.Contains(src, `\%`) || strings.Contains(src, `\_`) {
 				edits = append(edits, edit{pos: t.pos, end: t.end, text: escapeWildcards(src)})
 			}
+		case t.kind == tokIdent && strings.EqualFold(t.text, "ALL") && setQuantifier(toks, i):
+			e, err := dropQuantifier(text, toks, i)
+			if err != nil {
+				return nil, shiftErr(err, base)
+			}
+			edits = append(edits, e)
 		case t.kind == tokPunct && t.text == ";":
 			if toks[i+1].kind != tokEOF {
 				return nil, &SyntaxError{Pos: base + toks[i+1].pos, Near: text[toks[i+1].pos:toks[i+1].end],

@@ -24,6 +24,7 @@ func FuzzParse(f *testing.F) {
 		"EXPLAIN SELECT CASE WHEN i > 1 THEN CAST(i AS DECIMAL(5, 1)) END FROM t",
 		"UPDATE pk AS x SET w = x.w + ?, v = 'a' WHERE id IN (1, 2) AND NOT w IS NULL",
 		"DELETE FROM `pk` WHERE id = :id OR v LIKE 'a%'",
+		"SELECT ALL COUNT(ALL x), MAX ( ALL -y) FROM t GROUP BY z;",
 		"SELECT 'unterminated",
 		"CREATE TABLE t (a ARRAY<",
 		"CREATE TABLE `users` (`id` bigint unsigned AUTO_INCREMENT,`created_at` datetime(3) NULL,`name` longtext,`active` boolean,`email` varchar(191),PRIMARY KEY (`id`),INDEX `idx_users_deleted_at` (`deleted_at`)) ENGINE=InnoDB",
