@@ -81,11 +81,11 @@ func (r crashRow) key() string { return fmt.Sprintf("%d/%s", r.K, r.P) }
 // of several (Sub). Its fields depend on Kind.
 type crashOp struct {
 	Seq   int
-	Kind  string // append upsert partial delete delete-range update snapshot tier add-part drop-part tx
+	Kind  string // append upsert partial delete delete-range update copy snapshot tier add-part drop-part tx
 	Table string
 	Rows  []crashRow `json:",omitempty"` // append, upsert, partial (A only), delete (K and P)
 	P     string     `json:",omitempty"` // add-part, drop-part
-	Bound int64      `json:",omitempty"` // delete-range: a < Bound; update: k < Bound
+	Bound int64      `json:",omitempty"` // delete-range: a < Bound; update, copy: k < Bound
 	Sub   []crashOp  `json:",omitempty"`
 }
 
@@ -137,6 +137,9 @@ func (op crashOp) statements() []crashStmt {
 		return []crashStmt{{fmt.Sprintf("DELETE FROM %s WHERE a < ?", op.Table), []any{op.Bound}}}
 	case "update":
 		return []crashStmt{{fmt.Sprintf("UPDATE %s SET a = a + 1 WHERE k < ?", op.Table), []any{op.Bound}}}
+	case "copy":
+		// The UPDATE above as an upsert of the table's own rows.
+		return []crashStmt{{fmt.Sprintf("INSERT INTO %[1]s SELECT k, p, a + 1, b FROM %[1]s WHERE k < ?", op.Table), []any{op.Bound}}}
 	case "snapshot":
 		return []crashStmt{{fmt.Sprintf("CALL sys.kv_snapshot('%s')", op.Table), nil}}
 	case "tier":
@@ -227,8 +230,10 @@ func (g *crashGen) one(top bool) crashOp {
 		return crashOp{Kind: "delete", Table: kv, Rows: g.rows(kv, false)}
 	case n < 68:
 		return crashOp{Kind: "delete-range", Table: kv, Bound: int64(g.rng.IntN(10))}
-	case n < 71:
+	case n < 70:
 		return crashOp{Kind: "update", Table: kv, Bound: int64(g.rng.IntN(10))}
+	case n < 72:
+		return crashOp{Kind: "copy", Table: kv, Bound: int64(g.rng.IntN(10))}
 	case n < 75 && top:
 		return crashOp{Kind: "snapshot", Table: kv}
 	case n < 81 && top:
@@ -240,8 +245,9 @@ func (g *crashGen) one(top bool) crashOp {
 		return crashOp{Kind: kind, Table: table, P: r.P}
 	case n < 95 && top && g.tx:
 		// Reads in a transaction see the snapshot taken at Begin, so a
-		// DELETE or UPDATE (which read) is refused after a write to
-		// its table: only the first statement may be one.
+		// DELETE, UPDATE or INSERT ... SELECT (which read) is refused
+		// after a write to its table: only the first statement may be
+		// one.
 		op := crashOp{Kind: "tx", Sub: []crashOp{g.one(false)}}
 		for len(op.Sub) < 2+g.rng.IntN(3) {
 			if s := g.one(false); s.Kind == "append" || s.Kind == "upsert" || s.Kind == "partial" {
@@ -320,7 +326,7 @@ func (m *crashModel) apply(op crashOp) {
 				delete(rows, k)
 			}
 		}
-	case "update":
+	case "update", "copy":
 		for k, r := range rows {
 			if r.K < op.Bound && r.A != nil {
 				a := *r.A + 1

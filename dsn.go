@@ -43,8 +43,9 @@ type Config struct {
 	// Threads bounds the split readers of one query.
 	Threads int
 	// MemoryLimit bounds the approximate bytes one sort, aggregation or
-	// DISTINCT of a query may hold (DSN memory.limit, default 1gb); a
-	// query that needs more fails with an error saying so.
+	// DISTINCT of a query, or the rows an INSERT ... SELECT reads, may
+	// hold (DSN memory.limit, default 1gb); a statement that needs more
+	// fails with an error saying so.
 	MemoryLimit int64
 }
 

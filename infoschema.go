@@ -109,6 +109,15 @@ func isInfoSchema(sp *sqlplan.SelectPlan) bool {
 // is built from the catalog in memory, then the query's filter,
 // aggregation, projection and ordering run over it as over any scan.
 func (s *Stmt) infoSchemaRows(ctx context.Context, sp *sqlplan.SelectPlan) (*Rows, error) {
+	op, err := s.openInfoSchema(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	return newRows(ctx, resultColumns(sp), op, s.converter()), nil
+}
+
+// openInfoSchema builds the operators of a SELECT on information_schema.
+func (s *Stmt) openInfoSchema(ctx context.Context, sp *sqlplan.SelectPlan) (exec.Operator, error) {
 	rows, err := s.infoSchemaData(ctx, sp.Table.Path.Table)
 	if err != nil {
 		return nil, err
@@ -128,7 +137,7 @@ func (s *Stmt) infoSchemaRows(ctx context.Context, sp *sqlplan.SelectPlan) (*Row
 		rec.Release()
 		return nil, err
 	}
-	return newRows(ctx, resultColumns(sp), op, s.converter()), nil
+	return op, nil
 }
 
 // infoSchemaData lists the rows of one information_schema table. A table

@@ -424,6 +424,13 @@ func (s *Stmt) readRows(ctx context.Context, sp *sqlplan.SelectPlan, exprs []sql
 	if err != nil {
 		return nil, err
 	}
+	return collectRows(ctx, op, types, nil)
+}
+
+// collectRows reads every row op yields, in canonical form (types are
+// its columns'), and closes op. A non-nil budget is charged for the rows
+// held.
+func collectRows(ctx context.Context, op exec.Operator, types []metadata.DataType, budget *rowBudget) ([][]any, error) {
 	defer op.Close()
 	var out [][]any
 	for {
@@ -435,11 +442,14 @@ func (s *Stmt) readRows(ctx context.Context, sp *sqlplan.SelectPlan, exprs []sql
 			return nil, err
 		}
 		for r := 0; r < b.NumRows(); r++ {
-			row := make([]any, len(exprs))
-			for c := range exprs {
+			row := make([]any, len(types))
+			for c := range types {
 				row[c] = metadata.ValueAt(b.Rec.Column(c), types[c], b.Row(r))
 			}
 			out = append(out, row)
+			if err := budget.charge(row); err != nil {
+				return nil, err
+			}
 		}
 	}
 }

@@ -13,6 +13,15 @@ import (
 // selectNoFrom runs a SELECT without FROM (SELECT 1, SELECT VERSION()):
 // the query above a single row that has no columns.
 func (s *Stmt) selectNoFrom(ctx context.Context, sp *sqlplan.SelectPlan) (*Rows, error) {
+	op, err := s.openNoFrom(sp)
+	if err != nil {
+		return nil, err
+	}
+	return newRows(ctx, resultColumns(sp), op, s.converter()), nil
+}
+
+// openNoFrom builds the operators of a SELECT without FROM.
+func (s *Stmt) openNoFrom(sp *sqlplan.SelectPlan) (exec.Operator, error) {
 	one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
 	q := queryOf(sp)
 	q.Filter = sqlplan.Conjuncts(sp.Where)
@@ -21,5 +30,5 @@ func (s *Stmt) selectNoFrom(ctx context.Context, sp *sqlplan.SelectPlan) (*Rows,
 		one.Release()
 		return nil, err
 	}
-	return newRows(ctx, resultColumns(sp), op, s.converter()), nil
+	return op, nil
 }

@@ -24,9 +24,9 @@ import (
 //     levels are refused with ErrUnsupported.
 //   - Reads do not see the transaction's own buffered writes; they see
 //     the view taken at Begin. An UPDATE or DELETE of a table the
-//     transaction has already written is refused (ErrUnsupported): it
-//     would read rows without the earlier writes and could silently undo
-//     them.
+//     transaction has already written, or an INSERT ... SELECT reading
+//     one, is refused (ErrUnsupported): it would read rows without the
+//     earlier writes and could silently undo or miss them.
 //   - Writes (INSERT, UPDATE, DELETE, also through prepared statements)
 //     are checked and counted when Exec runs, then buffered. Commit
 //     applies them all with one atomic engine commit, across buckets,

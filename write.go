@@ -11,14 +11,21 @@ import (
 	"github.com/flusslite/fluss/storage"
 )
 
-// insert runs INSERT ... VALUES: an append to a log table, an upsert
-// into a primary-key table. Generated auto-increment values are filled in
-// before the rows are written or, in a transaction, buffered.
+// insert runs INSERT ... VALUES and INSERT ... SELECT: an append to a log
+// table, an upsert into a primary-key table. Generated auto-increment
+// values are filled in before the rows are written or, in a transaction,
+// buffered.
 func (s *Stmt) insert(ctx context.Context, ins *sqlplan.Insert, args []sqlplan.Arg) (result, error) {
+	var (
+		plan *sqlplan.InsertPlan
+		rows [][]any
+		err  error
+	)
 	if ins.Select != nil {
-		return result{}, fmt.Errorf("INSERT ... SELECT is not supported yet: %w", metadata.ErrUnsupported)
+		plan, rows, err = s.insertSelectRows(ctx, ins, args)
+	} else {
+		plan, rows, err = s.bindInsert(ctx, ins, args)
 	}
-	plan, rows, err := s.bindInsert(ctx, ins, args)
 	if err != nil {
 		return result{}, err
 	}

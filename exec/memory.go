@@ -20,7 +20,8 @@ var ErrMemoryLimit = errors.New("memory limit exceeded")
 // had got.
 type MemoryLimitError struct {
 	Limit int64
-	// Op is "GROUP BY", "ORDER BY", "DISTINCT" or "COUNT(DISTINCT ...)".
+	// Op is "GROUP BY", "ORDER BY", "DISTINCT" or "COUNT(DISTINCT ...)";
+	// the driver reports "INSERT ... SELECT" for the rows it holds.
 	Op string
 	// Detail counts what the operator held: "1,234 groups", "5,000 rows".
 	Detail string

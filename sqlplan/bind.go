@@ -56,7 +56,7 @@ type SelectPlan struct {
 // InsertPlan is an INSERT bound to its table. For VALUES, Rows are full
 // rows in schema order (columns not listed are nil), each value converted
 // to its column's type; for INSERT ... SELECT, Select is set and the driver
-// runs it and converts its rows.
+// runs it and converts its rows with SelectRow.
 type InsertPlan struct {
 	Table metadata.TableInfo
 	// Columns are the schema indexes of the listed columns, in list order
@@ -687,15 +687,14 @@ func BindInsert(ctx context.Context, ins *Insert, cat Catalog, currentDB string,
 		plan.OnConflict = acts
 	}
 	if ins.Select != nil {
-		if plan.AutoIncrement >= 0 {
-			return nil, errorf(metadata.ErrUnsupported, "INSERT ... SELECT into table %s, which has an auto-increment column", info.Path)
-		}
 		sel, err := BindSelect(ctx, ins.Select, cat, currentDB, args)
 		if err != nil {
 			return nil, err
 		}
-		if len(sel.Output) != len(plan.Columns) {
-			return nil, errorf(metadata.ErrInvalidValue, "INSERT has %d target columns but the SELECT returns %d", len(plan.Columns), len(sel.Output))
+		// A generated column the list leaves out is in Columns but takes
+		// no value from the query.
+		if len(sel.Output) != t.given {
+			return nil, errorf(metadata.ErrInvalidValue, "INSERT has %d target columns but the SELECT returns %d", t.given, len(sel.Output))
 		}
 		plan.Select = sel
 		return plan, nil

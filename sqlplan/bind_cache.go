@@ -231,9 +231,7 @@ func (t *InsertTemplate) Plan() *InsertPlan { return t.plan }
 // Rows binds the VALUES of one execution: full rows in schema order, each
 // value converted to its column's type, exactly as BindInsert does.
 func (t *InsertTemplate) Rows(args []Arg) ([][]any, error) {
-	info := &t.plan.Table
-	cols := info.Schema.Columns
-	ai := t.plan.AutoIncrement
+	cols := t.plan.Table.Schema.Columns
 	b := binder{args: args, clause: inValues}
 	var rows [][]any
 	for r, row := range t.ins.Rows {
@@ -252,31 +250,64 @@ func (t *InsertTemplate) Rows(args []Arg) ([][]any, error) {
 			if err != nil {
 				return nil, atColumn(r, col, err)
 			}
-			v, err := metadata.CoerceValue(col.Type, raw)
-			if err != nil {
-				return nil, atColumn(r, col, err)
+			if err := t.plan.setValue(full, r, ci, raw, t.aiKey); err != nil {
+				return nil, err
 			}
-			if ci == ai {
-				switch {
-				case t.aiKey && v == int64(0):
-					v = nil
-				case !t.aiKey && v != nil:
-					return nil, errorf(metadata.ErrConstraint, "row %d, column %s: an auto-increment column outside the primary key takes no explicit value, as in Fluss: leave it out of the INSERT", r+1, quoteIdent(col.Name))
-				}
-				full[ci] = v
-				continue
-			}
-			if v == nil && isKeyColumn(info, col.Name) {
-				return nil, errorf(metadata.ErrConstraint, "row %d, column %s: NULL in a primary-key column", r+1, quoteIdent(col.Name))
-			}
-			if v == nil && col.NotNull {
-				return nil, errorf(metadata.ErrConstraint, "row %d, column %s: NULL in a NOT NULL column", r+1, quoteIdent(col.Name))
-			}
-			full[ci] = v
 		}
 		rows = append(rows, full)
 	}
 	return rows, nil
+}
+
+// SelectRow converts row r (from 0) of the query of an INSERT ... SELECT,
+// one value per target column the statement gives, in list order, to a
+// full row in schema order: the same conversions and errors as Rows gives
+// a row of VALUES. A generated column the list leaves out stays nil, for
+// the driver to fill.
+func (p *InsertPlan) SelectRow(r int, vals []any) ([]any, error) {
+	cols := p.Table.Schema.Columns
+	if len(vals) > len(p.Columns) {
+		return nil, errorf(metadata.ErrInvalidValue, "row %d has %d values, expected %d", r+1, len(vals), len(p.Columns))
+	}
+	ai := p.AutoIncrement
+	aiKey := ai >= 0 && isKeyColumn(&p.Table, cols[ai].Name)
+	full := make([]any, len(cols))
+	for j, v := range vals {
+		if err := p.setValue(full, r, p.Columns[j], v, aiKey); err != nil {
+			return nil, err
+		}
+	}
+	return full, nil
+}
+
+// setValue converts raw, the value row r gives column ci, to the column's
+// type and puts it in full. aiKey says whether the auto-increment column
+// is part of the key, where 0 asks for a generated value as NULL does.
+func (p *InsertPlan) setValue(full []any, r, ci int, raw any, aiKey bool) error {
+	info := &p.Table
+	col := info.Schema.Columns[ci]
+	v, err := metadata.CoerceValue(col.Type, raw)
+	if err != nil {
+		return atColumn(r, col, err)
+	}
+	if ci == p.AutoIncrement {
+		switch {
+		case aiKey && v == int64(0):
+			v = nil
+		case !aiKey && v != nil:
+			return errorf(metadata.ErrConstraint, "row %d, column %s: an auto-increment column outside the primary key takes no explicit value, as in Fluss: leave it out of the INSERT", r+1, quoteIdent(col.Name))
+		}
+		full[ci] = v
+		return nil
+	}
+	if v == nil && isKeyColumn(info, col.Name) {
+		return errorf(metadata.ErrConstraint, "row %d, column %s: NULL in a primary-key column", r+1, quoteIdent(col.Name))
+	}
+	if v == nil && col.NotNull {
+		return errorf(metadata.ErrConstraint, "row %d, column %s: NULL in a NOT NULL column", r+1, quoteIdent(col.Name))
+	}
+	full[ci] = v
+	return nil
 }
 
 // atColumn names the row and column of a value that failed to bind.

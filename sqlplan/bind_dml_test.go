@@ -509,7 +509,8 @@ func TestBindInsertAutoIncrement(t *testing.T) {
 		{"INSERT INTO users (name, age) VALUES ('a', 1, 2)", metadata.ErrInvalidValue, "row 1 has 3 values, expected 2"},
 		{"INSERT INTO users (id, name) VALUES (1, DEFAULT), (2, 'b')", nil, ""},
 		{"INSERT INTO pk (id, v) VALUES (1, DEFAULT)", metadata.ErrConstraint, "NULL in a NOT NULL column"},
-		{"INSERT INTO users (name) SELECT name FROM t", metadata.ErrUnsupported, "auto-increment column"},
+		{"INSERT INTO users (name) SELECT name FROM t", nil, ""},
+		{"INSERT INTO users (name) SELECT name, name FROM t", metadata.ErrInvalidValue, "INSERT has 1 target columns but the SELECT returns 2"},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
 			_, err := bind(tc.sql)
@@ -568,4 +569,42 @@ func TestBindInsertOnDuplicate(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// TestInsertSelectRow: a row of an INSERT ... SELECT becomes a full row
+// as a row of VALUES does, with the same conversions and errors.
+func TestInsertSelectRow(t *testing.T) {
+	bind := func(sql string) *InsertPlan {
+		plan, err := BindInsert(context.Background(), mustParse(t, sql).(*Insert), pkCatalog(t), "fluss", nil)
+		require.NoError(t, err, sql)
+		require.NotNil(t, plan.Select)
+		return plan
+	}
+	plan := bind("INSERT INTO users (name, age) SELECT name, id FROM t")
+	row, err := plan.SelectRow(0, []any{"ann", int64(7)})
+	require.NoError(t, err)
+	require.Equal(t, []any{nil, "ann", int64(7)}, row, "the generated key is left to the driver")
+	_, err = plan.SelectRow(1, []any{"ann", int64(1) << 40})
+	require.ErrorIs(t, err, metadata.ErrInvalidValue)
+	require.ErrorContains(t, err, "row 2, column age: invalid value: value 1099511627776 out of range for INT")
+
+	plan = bind("INSERT INTO users SELECT id, name, id FROM t")
+	row, err = plan.SelectRow(0, []any{int64(0), "a", int64(0)})
+	require.NoError(t, err)
+	require.Equal(t, []any{nil, "a", int64(0)}, row, "0 in an auto-increment key is generated")
+
+	plan = bind("INSERT INTO dict SELECT name, id, id FROM t")
+	_, err = plan.SelectRow(0, []any{"w", int64(3), int64(1)})
+	require.ErrorIs(t, err, metadata.ErrConstraint)
+	require.ErrorContains(t, err, "row 1, column uid: an auto-increment column outside the primary key takes no explicit value")
+
+	plan = bind("INSERT INTO orders (dt, id, tiny, qty) SELECT name, id, id, id FROM t")
+	_, err = plan.SelectRow(2, []any{nil, int64(1), int64(1), int64(1)})
+	require.ErrorIs(t, err, metadata.ErrConstraint)
+	require.ErrorContains(t, err, "row 3, column dt: NULL in a primary-key column")
+	_, err = plan.SelectRow(0, []any{"d", int64(1), int64(1), nil})
+	require.ErrorIs(t, err, metadata.ErrConstraint)
+	require.ErrorContains(t, err, "row 1, column qty: NULL in a NOT NULL column")
+	_, err = plan.SelectRow(0, []any{"d", int64(1), int64(1), int64(1), int64(1)})
+	require.ErrorIs(t, err, metadata.ErrInvalidValue)
 }

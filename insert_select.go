@@ -1,0 +1,159 @@
+package fluss
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/flusslite/fluss/exec"
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/planner"
+	"github.com/flusslite/fluss/sqlplan"
+)
+
+// insertSelectRows binds an INSERT ... SELECT and runs its query through
+// the read path of any SELECT, returning the rows to write, each converted
+// to its target columns as a row of VALUES is. The query is read to its
+// end before the statement writes anything, so a SELECT of the target
+// table never reads the statement's own rows, and the write that follows
+// is one commit, as for VALUES. Until then the rows are held in memory,
+// charged to the connection's memory.limit: the commit path takes a
+// statement's rows whole.
+func (s *Stmt) insertSelectRows(ctx context.Context, ins *sqlplan.Insert, args []sqlplan.Arg) (*sqlplan.InsertPlan, [][]any, error) {
+	if err := planner.CheckOptions(ins.Select.Hints); err != nil {
+		return nil, nil, fmt.Errorf("OPTIONS hint: %w", err)
+	}
+	// The session's catalog, so that the query may read
+	// information_schema as a SELECT may.
+	plan, err := sqlplan.BindInsert(ctx, ins, sessionCatalog{eng: s.engine()}, s.conn.database, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	if plan.Table.Path.Database == infoSchemaDB {
+		return nil, nil, fmt.Errorf("cannot INSERT INTO %s: information_schema is read-only: %w", plan.Table.Path, metadata.ErrReadOnly)
+	}
+	if err := s.conn.checkTxWrite("INSERT", plan.Table.Path, false); err != nil {
+		return nil, nil, err
+	}
+	if err := s.checkTxRead(plan.Select); err != nil {
+		return nil, nil, err
+	}
+	sp := plan.Select
+	cols := resultColumns(sp)
+	types := make([]metadata.DataType, len(cols))
+	for i, c := range cols {
+		types[i] = c.typ
+	}
+	op, err := s.openSelect(ctx, sp)
+	if err != nil {
+		return nil, nil, err
+	}
+	limit := s.conn.connector.cfg.MemoryLimit
+	rows, err := collectRows(ctx, op, types, &rowBudget{limit: limit, op: "INSERT ... SELECT"})
+	if err != nil {
+		return nil, nil, err
+	}
+	for r, vals := range rows {
+		if rows[r], err = plan.SelectRow(r, vals); err != nil {
+			return nil, nil, fmt.Errorf("INSERT ... SELECT: %w", err)
+		}
+	}
+	plan.Rows = rows
+	return plan, rows, nil
+}
+
+// checkTxRead refuses, inside a transaction, a query of a table the
+// transaction has written: it would read the view taken at Begin without
+// those rows, and its upserts could undo them.
+func (s *Stmt) checkTxRead(sp *sqlplan.SelectPlan) error {
+	tx := s.conn.tx
+	if tx == nil || tx.buf == nil || !sp.From || isInfoSchema(sp) {
+		return nil
+	}
+	src := sp.Table.Path
+	if sp.Virtual != "" {
+		src = sp.Base.Path
+	}
+	if !tx.buf.Wrote(src) {
+		return nil
+	}
+	return fmt.Errorf("INSERT ... SELECT reading %s after this transaction wrote to it: reads in a transaction see the snapshot taken at Begin, not its own writes, so the statement would miss them; commit first: %w",
+		src, metadata.ErrUnsupported)
+}
+
+// openSelect builds the operators of any bound SELECT the engine answers:
+// one without FROM, one on information_schema, a point lookup or a scan,
+// the last two at the transaction's view inside one.
+func (s *Stmt) openSelect(ctx context.Context, sp *sqlplan.SelectPlan) (exec.Operator, error) {
+	switch {
+	case !sp.From:
+		return s.openNoFrom(sp)
+	case isInfoSchema(sp):
+		return s.openInfoSchema(ctx, sp)
+	}
+	p, err := s.planScan(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	p.close()
+	return s.open(ctx, p, queryOf(sp))
+}
+
+// rowBudget charges the rows a statement holds to memory.limit: an
+// approximation of the bytes of their Go values. A nil budget charges
+// nothing.
+type rowBudget struct {
+	limit int64 // <= 0: unlimited
+	op    string
+	used  int64
+	rows  int64
+}
+
+func (b *rowBudget) charge(row []any) error {
+	if b == nil {
+		return nil
+	}
+	b.rows++
+	b.used += 24 // the slice header
+	for _, v := range row {
+		b.used += valueBytes(v)
+	}
+	if b.limit > 0 && b.used > b.limit {
+		return &exec.MemoryLimitError{Limit: b.limit, Op: b.op, Detail: fmt.Sprintf("%d rows read", b.rows)}
+	}
+	return nil
+}
+
+// valueBytes approximates the memory a canonical value holds: its
+// interface word pair and what it points to.
+func valueBytes(v any) int64 {
+	const word = 16
+	switch x := v.(type) {
+	case nil:
+		return word
+	case string:
+		return word + int64(len(x))
+	case []byte:
+		return word + 24 + int64(len(x))
+	case []any:
+		n := int64(word + 24)
+		for _, e := range x {
+			n += valueBytes(e)
+		}
+		return n
+	case metadata.MapValue:
+		n := int64(word + 48)
+		for i := range x.Keys {
+			n += valueBytes(x.Keys[i])
+		}
+		for i := range x.Values {
+			n += valueBytes(x.Values[i])
+		}
+		return n
+	case time.Time:
+		return word + 24
+	case metadata.DecimalValue:
+		return word + 24
+	}
+	return word + 8
+}
