@@ -11,8 +11,16 @@ var cmpText = [...]string{OpEq: "=", OpNotEq: "<>", OpLt: "<", OpLtEq: "<=", OpG
 
 func (op CmpOp) String() string { return cmpText[op] }
 
-func (e *ColumnRef) String() string { return metadata.QuoteIdent(e.Name) }
-func (e *Literal) String() string   { return metadata.FormatLiteral(e.T, e.Value) }
+// String quotes a name the query grammar would read as something else
+// (a column named null, say), so the text parses back to the same column.
+func (e *ColumnRef) String() string {
+	if isQueryKeyword(e.Name) {
+		return "`" + strings.ReplaceAll(e.Name, "`", "``") + "`"
+	}
+	return metadata.QuoteIdent(e.Name)
+}
+
+func (e *Literal) String() string { return metadata.FormatLiteral(e.T, e.Value) }
 func (e *Param) String() string {
 	if e.Name != "" {
 		return ":" + e.Name
