@@ -62,7 +62,7 @@ func isManifestFile(name string) bool {
 // it.
 func isDataFile(name string) bool {
 	s, n, ok := fileSnapshotID(name)
-	return ok && fmt.Sprintf("%d-%d.parquet", s, n) == name
+	return ok && dataFileName(s, n) == name
 }
 
 // isBucketDir reports whether name is a b<bucket> directory name.

@@ -3,7 +3,6 @@ package lake
 import (
 	"encoding/hex"
 	"fmt"
-	"path"
 	"strconv"
 	"strings"
 
@@ -77,8 +76,12 @@ func (l *Lake) openParquet(table *metadata.TableInfo, lf metadata.LakeFile) (pf 
 	}
 	pf.pr = pr
 	pf.md = pr.MetaData()
-	if err := checkStoredSchema(pf.md.KeyValueMetadata()); err != nil {
-		return nil, corrupt(lf.Path, err)
+	if lf.FooterCRC32C == "" {
+		// A footer the manifest's checksum matched holds the stored
+		// schema the lake wrote; only one it cannot vouch for is walked.
+		if err := checkStoredSchema(pf.md.KeyValueMetadata()); err != nil {
+			return nil, corrupt(lf.Path, err)
+		}
 	}
 	if err := pf.checkLayout(table); err != nil {
 		return nil, corrupt(lf.Path, err)
@@ -175,25 +178,21 @@ func (pf *parquetFile) fileStats(table *metadata.TableInfo, cols []int) *statsSe
 // elsewhere, even one of the same size and layout, holds another
 // bucket's rows and must not be read as this one's.
 func checkIdentity(table *metadata.TableInfo, lf metadata.LakeFile, kv pqmeta.KeyValueMetadata, rows int64) error {
-	want := map[string]string{
-		kvTableID:   strconv.FormatInt(table.TableID, 10),
-		kvPartition: lf.PartitionName,
-		kvBucket:    strconv.Itoa(int(lf.Bucket)),
+	want := []struct{ key, value string }{
+		{kvTableID, strconv.FormatInt(table.TableID, 10)},
+		{kvPartition, lf.PartitionName},
+		{kvBucket, strconv.Itoa(int(lf.Bucket))},
 	}
-	if snap, _, ok := strings.Cut(path.Base(lf.Path), "-"); ok {
-		want[kvSnapshotID] = snap
+	if snap, _, ok := fileSnapshotID(lf.Path); ok {
+		want = append(want, struct{ key, value string }{kvSnapshotID, strconv.FormatInt(snap, 10)})
 	}
-	for _, k := range []string{kvTableID, kvPartition, kvBucket, kvSnapshotID} {
-		w, ok := want[k]
-		if !ok {
-			continue
-		}
-		got := kv.FindValue(k)
+	for _, w := range want {
+		got := kv.FindValue(w.key)
 		if got == nil {
-			return fmt.Errorf("no %s in its metadata: not a file the lake wrote", k)
+			return fmt.Errorf("no %s in its metadata: not a file the lake wrote", w.key)
 		}
-		if *got != w {
-			return fmt.Errorf("its metadata says %s %q, the manifest lists it as %q: the file is not the one the manifest names", k, *got, w)
+		if *got != w.value {
+			return fmt.Errorf("its metadata says %s %q, the manifest lists it as %q: the file is not the one the manifest names", w.key, *got, w.value)
 		}
 	}
 	if rows != lf.RowCount {

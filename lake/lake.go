@@ -154,6 +154,10 @@ func validRelPath(p string) bool {
 
 // fileSnapshotID reads <snapshot id> and <n> from a data file name
 // "<snapshot id>-<n>.parquet"; ok is false for any other name.
+// dataFileName is the name of the n-th data file a tiering round of
+// snapshot snap writes into a bucket directory; fileSnapshotID reads it.
+func dataFileName(snap int64, n int) string { return fmt.Sprintf("%d-%d.parquet", snap, n) }
+
 func fileSnapshotID(p string) (snap int64, n int, ok bool) {
 	base := strings.TrimSuffix(path.Base(p), ".parquet")
 	a, b, found := strings.Cut(base, "-")

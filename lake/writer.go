@@ -132,7 +132,7 @@ func (l *Lake) NewFileWriter(table *metadata.TableInfo, partitionName string, pa
 	l.mu.Unlock()
 	var rel string
 	for {
-		rel = path.Join(dir, fmt.Sprintf("%d-%d.parquet", snapshotID, n))
+		rel = path.Join(dir, dataFileName(snapshotID, n))
 		f, err := l.fs.Create(l.abs(rel))
 		if err == nil {
 			w.f = f
