@@ -42,6 +42,9 @@ type ReadView struct {
 	logs map[metadata.TableBucket]viewLog
 	kv   map[metadata.TableBucket]viewKv
 	lake map[int64]metadata.LakeSnapshot
+	// broken holds the buckets Open could not rebuild (their rows are not
+	// trustworthy), taken with the view: only Open marks a bucket so.
+	broken map[metadata.TableBucket]error
 
 	// mu guards the Pebble snapshot against Close.
 	mu struct {
@@ -108,6 +111,10 @@ func (e *Engine) ReadView(ctx context.Context) (*ReadView, error) {
 	e.kvMu.Lock()
 	for tb, kb := range e.kvBuckets {
 		if kb.broken != nil {
+			if v.broken == nil {
+				v.broken = map[metadata.TableBucket]error{}
+			}
+			v.broken[tb] = kb.broken
 			continue
 		}
 		stop := v.logs[tb].stop
@@ -231,14 +238,10 @@ func (v *ReadView) get(entry *tableEntry, key []byte) ([]any, error) {
 
 // getColumns is get decoding only the columns need marks (nil: all).
 func (v *ReadView) getColumns(entry *tableEntry, key []byte, need []bool) ([]any, error) {
-	if len(key) > bucketIDSize {
+	if len(v.broken) > 0 && len(key) > bucketIDSize {
 		tb, _ := parseBucketID(key[1 : 1+bucketIDSize])
-		// A bucket Open could not rebuild has no trustworthy rows.
-		v.e.kvMu.Lock()
-		kb := v.e.kvBuckets[tb]
-		v.e.kvMu.Unlock()
-		if kb != nil && kb.broken != nil {
-			return nil, kb.broken
+		if err := v.broken[tb]; err != nil {
+			return nil, err
 		}
 	}
 	v.mu.Lock()
