@@ -846,14 +846,14 @@ func checkBucket(cat *catalog, tb metadata.TableBucket) error {
 	if t == nil {
 		// Ids are never reused: one below the next id was dropped, which a
 		// reader that planned before the drop is told.
-		if tb.TableID > 0 && tb.TableID < cat.NextTableID {
+		if cat.droppedTable(tb.TableID) {
 			return fmt.Errorf("%s: table %d was dropped: %w", tb, tb.TableID, metadata.ErrNotFound)
 		}
 		return fmt.Errorf("%s: table %d: %w", tb, tb.TableID, metadata.ErrNotFound)
 	}
 	if t.Info.IsPartitioned() {
 		if _, ok := t.partitionByID(tb.PartitionID); !ok {
-			if tb.PartitionID >= 0 && tb.PartitionID < cat.NextPartitionID {
+			if cat.droppedPartition(t, tb.PartitionID) {
 				return fmt.Errorf("%s: partition %d of %s was dropped: %w", tb, tb.PartitionID, t.Info.Path, metadata.ErrNotFound)
 			}
 			return fmt.Errorf("%s: partition %d of %s: %w", tb, tb.PartitionID, t.Info.Path, metadata.ErrNotFound)

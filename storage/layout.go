@@ -127,8 +127,10 @@ func (e *Engine) DroppedTable(id int64) bool {
 func (e *Engine) checkNewDirectory() error {
 	var found []string
 	for _, name := range engineEntries {
-		_, err := e.fs.Stat(filepath.Join(e.root, name))
+		fi, err := e.fs.Stat(filepath.Join(e.root, name))
 		switch {
+		case err == nil && fi.IsDir():
+			found = append(found, name+"/")
 		case err == nil:
 			found = append(found, name)
 		case !errors.Is(err, fs.ErrNotExist):
@@ -137,11 +139,6 @@ func (e *Engine) checkNewDirectory() error {
 	}
 	if len(found) == 0 {
 		return nil
-	}
-	for i, name := range found {
-		if name != journalFile {
-			found[i] = name + "/"
-		}
 	}
 	return fmt.Errorf("%w: %s holds %s but %s is missing (restore it: without it every table would look dropped)",
 		metadata.ErrCorrupt, e.root, strings.Join(found, ", "), catalogFile)
