@@ -234,6 +234,12 @@ func QuoteIdent(name string) string {
 	if plain {
 		return name
 	}
+	return Backquote(name)
+}
+
+// Backquote returns name in backquotes, with the backquotes in it doubled:
+// the form every SQL text of ours quotes an identifier in.
+func Backquote(name string) string {
 	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 }
 

@@ -38,7 +38,7 @@ func quoteIdent(name string) string {
 		// isQueryKeyword also holds for a name the query grammar cannot
 		// read as a bare identifier, such as one that starts with a
 		// backquote: its backquotes must be doubled like any other.
-		return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+		return metadata.Backquote(name)
 	}
 	return metadata.QuoteIdent(name)
 }

@@ -15,7 +15,7 @@ func (op CmpOp) String() string { return cmpText[op] }
 // (a column named null, say), so the text parses back to the same column.
 func (e *ColumnRef) String() string {
 	if isQueryKeyword(e.Name) {
-		return "`" + strings.ReplaceAll(e.Name, "`", "``") + "`"
+		return metadata.Backquote(e.Name)
 	}
 	return metadata.QuoteIdent(e.Name)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flusslite/fluss"
+	"github.com/flusslite/fluss/metadata"
 )
 
 // dotCommand is one of the shell's own commands.
@@ -429,7 +430,7 @@ func quoteIdent(name string) string {
 	if plainIdent.MatchString(name) && !reserved[strings.ToUpper(name)] {
 		return name
 	}
-	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+	return metadata.Backquote(name)
 }
 
 // quoteName quotes a table name given as t or db.t; a name the user

@@ -21,6 +21,7 @@ import (
 
 	"github.com/flusslite/fluss"
 	"github.com/flusslite/fluss/lake"
+	"github.com/flusslite/fluss/metadata"
 )
 
 // inferSample is how many CSV rows decide the column types of a table
@@ -198,7 +199,7 @@ func (s *shell) createFrom(ctx context.Context, table string, names, types []str
 	defs := make([]string, len(names))
 	for i, n := range names {
 		// Always quoted: file headers hold words like "date" or "order".
-		defs[i] = "`" + strings.ReplaceAll(n, "`", "``") + "` " + types[i]
+		defs[i] = metadata.Backquote(n) + " " + types[i]
 		if notNull != nil && notNull[i] {
 			defs[i] += " NOT NULL"
 		}
@@ -688,7 +689,7 @@ func sqlType(t arrow.DataType) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			parts[i] = "`" + strings.ReplaceAll(f.Name, "`", "``") + "` " + ft
+			parts[i] = metadata.Backquote(f.Name) + " " + ft
 		}
 		return "ROW<" + strings.Join(parts, ", ") + ">", nil
 	}
