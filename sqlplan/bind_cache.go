@@ -144,9 +144,7 @@ func (t *LookupTemplate) KeyRow(args []Arg) (row []any, ok bool) {
 type InsertTemplate struct {
 	ins  *Insert
 	plan *InsertPlan // without Rows
-	// aiKey is set when the auto-increment column is part of the key;
 	// given is the number of values each VALUES row must have.
-	aiKey bool
 	given int
 }
 
@@ -173,7 +171,7 @@ func prepareInsert(ctx context.Context, ins *Insert, cat Catalog, currentDB stri
 	}
 	plan := &InsertPlan{Table: info, AutoIncrement: info.AutoIncrementIndex()}
 	ai := plan.AutoIncrement
-	t := &InsertTemplate{ins: ins, plan: plan, aiKey: ai >= 0 && isKeyColumn(&info, info.Schema.Columns[ai].Name)}
+	t := &InsertTemplate{ins: ins, plan: plan}
 	cols := info.Schema.Columns
 	if len(ins.Columns) == 0 {
 		for i := range cols {
@@ -250,7 +248,7 @@ func (t *InsertTemplate) Rows(args []Arg) ([][]any, error) {
 			if err != nil {
 				return nil, atColumn(r, col, err)
 			}
-			if err := t.plan.setValue(full, r, ci, raw, t.aiKey); err != nil {
+			if err := t.plan.setValue(full, r, ci, raw); err != nil {
 				return nil, err
 			}
 		}
@@ -269,11 +267,9 @@ func (p *InsertPlan) SelectRow(r int, vals []any) ([]any, error) {
 	if len(vals) > len(p.Columns) {
 		return nil, errorf(metadata.ErrInvalidValue, "row %d has %d values, expected %d", r+1, len(vals), len(p.Columns))
 	}
-	ai := p.AutoIncrement
-	aiKey := ai >= 0 && isKeyColumn(&p.Table, cols[ai].Name)
 	full := make([]any, len(cols))
 	for j, v := range vals {
-		if err := p.setValue(full, r, p.Columns[j], v, aiKey); err != nil {
+		if err := p.setValue(full, r, p.Columns[j], v); err != nil {
 			return nil, err
 		}
 	}
@@ -281,9 +277,9 @@ func (p *InsertPlan) SelectRow(r int, vals []any) ([]any, error) {
 }
 
 // setValue converts raw, the value row r gives column ci, to the column's
-// type and puts it in full. aiKey says whether the auto-increment column
-// is part of the key, where 0 asks for a generated value as NULL does.
-func (p *InsertPlan) setValue(full []any, r, ci int, raw any, aiKey bool) error {
+// type and puts it in full. An auto-increment column in the key takes 0
+// as a request for a generated value, as NULL is.
+func (p *InsertPlan) setValue(full []any, r, ci int, raw any) error {
 	info := &p.Table
 	col := info.Schema.Columns[ci]
 	v, err := metadata.CoerceValue(col.Type, raw)
@@ -291,6 +287,7 @@ func (p *InsertPlan) setValue(full []any, r, ci int, raw any, aiKey bool) error 
 		return atColumn(r, col, err)
 	}
 	if ci == p.AutoIncrement {
+		aiKey := isKeyColumn(info, col.Name)
 		switch {
 		case aiKey && v == int64(0):
 			v = nil
