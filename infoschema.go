@@ -105,18 +105,10 @@ func isInfoSchema(sp *sqlplan.SelectPlan) bool {
 	return sp.From && sp.Table.Path.Database == infoSchemaDB
 }
 
-// infoSchemaRows answers a SELECT on information_schema: the whole table
-// is built from the catalog in memory, then the query's filter,
-// aggregation, projection and ordering run over it as over any scan.
-func (s *Stmt) infoSchemaRows(ctx context.Context, sp *sqlplan.SelectPlan) (*Rows, error) {
-	op, err := s.openInfoSchema(ctx, sp)
-	if err != nil {
-		return nil, err
-	}
-	return newRows(ctx, resultColumns(sp), op, s.converter()), nil
-}
-
-// openInfoSchema builds the operators of a SELECT on information_schema.
+// openInfoSchema builds the operators of a SELECT on information_schema:
+// the whole table is built from the catalog in memory, then the query's
+// filter, aggregation, projection and ordering run over it as over any
+// scan.
 func (s *Stmt) openInfoSchema(ctx context.Context, sp *sqlplan.SelectPlan) (exec.Operator, error) {
 	rows, err := s.infoSchemaData(ctx, sp.Table.Path.Table)
 	if err != nil {

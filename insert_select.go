@@ -44,7 +44,7 @@ func (s *Stmt) insertSelectRows(ctx context.Context, ins *sqlplan.Insert, args [
 	for i, c := range cols {
 		types[i] = c.typ
 	}
-	op, err := s.openSelect(ctx, sp)
+	op, err := s.openSelect(ctx, sp, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -83,8 +83,9 @@ func (s *Stmt) checkTxRead(sp *sqlplan.SelectPlan) error {
 
 // openSelect builds the operators of any bound SELECT the engine answers:
 // one without FROM, one on information_schema, a point lookup or a scan,
-// the last two at the transaction's view inside one.
-func (s *Stmt) openSelect(ctx context.Context, sp *sqlplan.SelectPlan) (exec.Operator, error) {
+// the last two at the transaction's view inside one. onLookup, when not
+// nil, runs when the plan is a point lookup.
+func (s *Stmt) openSelect(ctx context.Context, sp *sqlplan.SelectPlan, onLookup func()) (exec.Operator, error) {
 	switch {
 	case !sp.From:
 		return s.openNoFrom(sp)
@@ -96,6 +97,9 @@ func (s *Stmt) openSelect(ctx context.Context, sp *sqlplan.SelectPlan) (exec.Ope
 		return nil, err
 	}
 	p.close()
+	if p.lookup != nil && onLookup != nil {
+		onLookup()
+	}
 	return s.open(ctx, p, queryOf(sp))
 }
 

@@ -385,21 +385,7 @@ func (s *Stmt) selectRows(ctx context.Context, sel *sqlplan.Select, args []sqlpl
 	if err != nil {
 		return nil, err
 	}
-	if !sp.From {
-		return s.selectNoFrom(ctx, sp)
-	}
-	if isInfoSchema(sp) {
-		return s.infoSchemaRows(ctx, sp)
-	}
-	p, err := s.planScan(ctx, sp)
-	if err != nil {
-		return nil, err
-	}
-	p.close()
-	if p.lookup != nil {
-		s.prepareLookup(sel, sp)
-	}
-	op, err := s.open(ctx, p, queryOf(sp))
+	op, err := s.openSelect(ctx, sp, func() { s.prepareLookup(sel, sp) })
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,6 @@
 package fluss
 
 import (
-	"context"
-
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
@@ -10,17 +8,8 @@ import (
 	"github.com/flusslite/fluss/sqlplan"
 )
 
-// selectNoFrom runs a SELECT without FROM (SELECT 1, SELECT VERSION()):
-// the query above a single row that has no columns.
-func (s *Stmt) selectNoFrom(ctx context.Context, sp *sqlplan.SelectPlan) (*Rows, error) {
-	op, err := s.openNoFrom(sp)
-	if err != nil {
-		return nil, err
-	}
-	return newRows(ctx, resultColumns(sp), op, s.converter()), nil
-}
-
-// openNoFrom builds the operators of a SELECT without FROM.
+// openNoFrom builds the operators of a SELECT without FROM (SELECT 1,
+// SELECT VERSION()): the query above a single row that has no columns.
 func (s *Stmt) openNoFrom(sp *sqlplan.SelectPlan) (exec.Operator, error) {
 	one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
 	q := queryOf(sp)
