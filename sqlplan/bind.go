@@ -144,6 +144,10 @@ type binder struct {
 	// counts the expressions bound so far.
 	ctx   context.Context
 	nodes int
+	// cat binds the statement's subqueries (nil where none may appear);
+	// outer, in a subquery, resolves the names of the queries around it.
+	cat   Catalog
+	outer outerScope
 }
 
 // Version is what VERSION() returns: a MySQL-style version (clients such
@@ -164,7 +168,7 @@ func BindSelect(ctx context.Context, s *Select, cat Catalog, currentDB string, a
 	if currentDB == "" {
 		currentDB = metadata.DefaultDatabase
 	}
-	if err := bindQuery(ctx, plan, s, args, currentDB); err != nil {
+	if err := bindQuery(ctx, plan, s, args, currentDB, subScope{cat: cat}); err != nil {
 		return nil, err
 	}
 	return plan, nil
@@ -172,8 +176,8 @@ func BindSelect(ctx context.Context, s *Select, cat Catalog, currentDB string, a
 
 // bindQuery binds the clauses of s into plan, whose table (if any) is
 // already resolved.
-func bindQuery(ctx context.Context, plan *SelectPlan, s *Select, args []Arg, currentDB string) error {
-	b := &binder{args: args, alias: s.Alias, currentDB: currentDB, ctx: ctx}
+func bindQuery(ctx context.Context, plan *SelectPlan, s *Select, args []Arg, currentDB string, scope subScope) error {
+	b := &binder{args: args, alias: s.Alias, currentDB: currentDB, ctx: ctx, cat: scope.cat, outer: scope.outer}
 	if plan.From {
 		b.table = &plan.Table
 	}
@@ -354,7 +358,7 @@ func columnsRead(p *SelectPlan) []int {
 // column resolves a column reference. GROUP BY and HAVING look at the
 // table first and then at output aliases, ORDER BY the other way round,
 // as MySQL does.
-func (b *binder) column(c *ColumnRef) (Expr, error) {
+func (b *binder) ownColumn(c *ColumnRef) (Expr, error) {
 	alias := func() Expr {
 		if c.Qualifier != "" {
 			return nil
@@ -541,6 +545,8 @@ func (b *binder) bind(e Expr) (Expr, error) {
 		return &Neg{E: in}, nil
 	case *Func:
 		return b.bindFunc(x)
+	case *Subquery:
+		return b.bindSubquery(x)
 	case *Case:
 		return b.bindCase(x)
 	case *Cast:
