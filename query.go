@@ -334,7 +334,7 @@ func (s *Stmt) open(ctx context.Context, p *scanPlan, q exec.Query) (exec.Operat
 }
 
 func (s *Stmt) execOptions() exec.Options {
-	return exec.Options{MemoryLimit: s.conn.connector.cfg.MemoryLimit}
+	return exec.Options{MemoryLimit: s.conn.connector.cfg.MemoryLimit, Subqueries: subqueryRunner{s: s}}
 }
 
 // resultColumns describes the outputs of a plan: their names, types and

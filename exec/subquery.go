@@ -36,6 +36,9 @@ type subqueries struct {
 	cache map[*sqlplan.SelectPlan]map[string]*subResult
 	held  int64
 	key   []byte
+	// err is the first failure: the query fails with it, so the rows
+	// left in its batch do not run the subquery again.
+	err error
 }
 
 func newSubqueries(opts Options) *subqueries {
@@ -69,6 +72,17 @@ func maxRows(k sqlplan.SubqueryKind) int {
 }
 
 func (s *subqueries) result(ctx context.Context, sub *sqlplan.Subquery, outer []any, sorted bool) (*subResult, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	r, err := s.lookup(ctx, sub, outer, sorted)
+	if err != nil {
+		s.err = err
+	}
+	return r, err
+}
+
+func (s *subqueries) lookup(ctx context.Context, sub *sqlplan.Subquery, outer []any, sorted bool) (*subResult, error) {
 	s.key = appendTuple(s.key[:0], outer)
 	byKey := s.cache[sub.Plan]
 	if r, ok := byKey[string(s.key)]; ok {

@@ -240,3 +240,24 @@ func TestSubqueryErrors(t *testing.T) {
 	require.ErrorAs(t, err, &ml)
 	require.Equal(t, "subquery results", ml.Op)
 }
+
+// TestSubqueryFailsOnce: the first failure ends the query; the rows left
+// in the batch do not run the subquery again.
+func TestSubqueryFailsOnce(t *testing.T) {
+	boom := errors.New("boom")
+	runner := &failingRunner{err: boom}
+	corr := subquery(sqlplan.SubExists, 0, false, nil, metadata.BigIntType(), col(0))
+	_, err := runOutputs(t, context.Background(), Query{Filter: []sqlplan.Expr{corr}, Output: []sqlplan.Expr{col(0)}}, Options{Subqueries: runner})
+	require.ErrorIs(t, err, boom)
+	require.Equal(t, 1, runner.runs)
+}
+
+type failingRunner struct {
+	err  error
+	runs int
+}
+
+func (f *failingRunner) RunSubquery(context.Context, *sqlplan.Subquery, []any, int) ([]any, error) {
+	f.runs++
+	return nil, f.err
+}
