@@ -47,6 +47,12 @@ func TestSubqueryInAndExists(t *testing.T) {
 		// Correlated EXISTS, with the outer table's name and unqualified.
 		{"SELECT a FROM t1 WHERE EXISTS (SELECT 1 FROM kv WHERE kv.k = t1.a)", []string{"1", "2", "2"}},
 		{"SELECT a FROM t1 WHERE NOT EXISTS (SELECT * FROM kv WHERE k = a)", []string{"3", "5", "<nil>"}},
+		// Correlated by an equality, against a set with a NULL key: the
+		// semi-join and anti-join forms keep EXISTS's answers.
+		{"SELECT a FROM t1 WHERE EXISTS (SELECT 1 FROM n WHERE n.x = t1.a)", []string{"1"}},
+		{"SELECT a FROM t1 WHERE NOT EXISTS (SELECT 1 FROM n WHERE n.x = t1.a)", []string{"2", "2", "3", "5", "<nil>"}},
+		{"SELECT a FROM t1 WHERE NOT EXISTS (SELECT 1 FROM n WHERE n.x = t1.a) AND NOT EXISTS (SELECT 1 FROM kv WHERE t1.a = k AND v = 'two')", []string{"3", "5", "<nil>"}},
+		{"SELECT x FROM n WHERE NOT EXISTS (SELECT 1 FROM t1 WHERE t1.a = n.x)", []string{"<nil>"}},
 		{"SELECT k FROM kv WHERE EXISTS (SELECT 1 FROM t1 WHERE b > 20)", []string{"1", "2", "4"}},
 		{"SELECT k FROM kv WHERE NOT EXISTS (SELECT 1 FROM t1 WHERE b > 20)", nil},
 		// IN with a correlated subquery, and a subquery in the select list.
@@ -268,4 +274,7 @@ func TestExplainSubquery(t *testing.T) {
 	lines := strings.Join(txRows(t, db, "EXPLAIN SELECT a FROM t1 WHERE b > 0 AND a IN (SELECT k FROM kv)"), "\n")
 	require.Contains(t, lines, "PostFilter: ")
 	require.Contains(t, lines, "a IN (select k from kv)")
+	// A correlated EXISTS by an equality is read as a semi-join on the key.
+	lines = strings.Join(txRows(t, db, "EXPLAIN SELECT a FROM t1 WHERE EXISTS (SELECT 1 FROM kv WHERE kv.k = t1.a)"), "\n")
+	require.Contains(t, lines, "PostFilter: a IN (k of select 1 from kv where kv.k = t1.a)")
 }

@@ -244,6 +244,7 @@ func bindQuery(ctx context.Context, plan *SelectPlan, s *Select, args []Arg, cur
 			return err
 		}
 	}
+	plan.Where = decorrelate(plan.Where)
 	plan.Columns = columnsRead(plan)
 	return nil
 }

@@ -28,8 +28,8 @@ func TestBindSubquery(t *testing.T) {
 		{"SELECT id FROM t WHERE i > (SELECT COUNT(*) FROM t AS x WHERE x.i < t.i)",
 			"(SCALAR [select COUNT(*) from t as x where x.i < t.i] where (x.i#2:INT < outer#0(i):INT) type BIGINT outer t.i#2:INT)"},
 		// An unqualified name the inner table lacks is the outer one's.
-		{"SELECT id FROM t WHERE EXISTS (SELECT 1 FROM db2.small WHERE x = tiny)",
-			"(EXISTS [select 1 from db2.small where x = tiny] where (x#0:INT = outer#0(tiny):TINYINT) outer tiny#1:TINYINT)"},
+		{"SELECT id FROM t WHERE EXISTS (SELECT 1 FROM db2.small WHERE x > tiny)",
+			"(EXISTS [select 1 from db2.small where x > tiny] where (x#0:INT > outer#0(tiny):TINYINT) outer tiny#1:TINYINT)"},
 		// Innermost first: i is the inner table's own column.
 		{"SELECT id FROM t WHERE EXISTS (SELECT 1 FROM t AS x WHERE i = 1)",
 			"(EXISTS [select 1 from t as x where i = 1] where (i#2:INT = 1:INT))"},
@@ -127,9 +127,9 @@ func TestBindValues(t *testing.T) {
 	_, err = sub.BindValues(context.Background(), cat, []any{int64(1)})
 	require.ErrorIs(t, err, metadata.ErrInvalidValue)
 
-	str, err := bindSelect(t, "SELECT id FROM t WHERE EXISTS (SELECT 1 FROM t AS x WHERE x.i = t.name)")
+	str, err := bindSelect(t, "SELECT id, (SELECT x.id FROM t AS x WHERE x.i = t.name) FROM t")
 	require.NoError(t, err)
-	inner, err = str.Where.(*Subquery).BindValues(context.Background(), cat, []any{"x1"})
+	inner, err = str.Output[1].Expr.(*Subquery).BindValues(context.Background(), cat, []any{"x1"})
 	require.NoError(t, err)
 	require.Equal(t, "(x.i#2:INT = 'x1':STRING)", dumpExpr(inner.Where))
 }
@@ -147,4 +147,40 @@ func TestSubqueryPlaceholders(t *testing.T) {
 	require.Equal(t, "((y#1:STRING = 'a':STRING) AND (x#0:INT > 2:INT))", dumpExpr(inner.Where))
 	_, err = BindSelect(context.Background(), st.(*Select), newCatalog(), "fluss", pos("a"))
 	require.True(t, errors.Is(err, metadata.ErrInvalidValue), "%v", err)
+}
+
+// TestDecorrelate pins the rewrite of a WHERE conjunct [NOT] EXISTS
+// correlated by one equality into IN over the inner key, and the forms it
+// leaves alone.
+func TestDecorrelate(t *testing.T) {
+	for _, tc := range []struct {
+		where string
+		want  string
+	}{
+		{"EXISTS (SELECT 1 FROM db2.small WHERE small.x = t.i AND y <> 'z')",
+			"(t.i#2:INT IN [x of select 1 from db2.small where small.x = t.i and y != 'z'] where (y#1:STRING <> 'z':STRING))"},
+		{"id > 0 AND EXISTS (SELECT y FROM db2.small WHERE t.tiny = x ORDER BY y)",
+			"((id#0:BIGINT > 0:BIGINT) AND (t.tiny#1:TINYINT IN [x of select y from db2.small where t.tiny = x order by y asc] where <nil>))"},
+		// The anti-join keeps NULL keys out of the set, and a NULL outer
+		// value passes: it matches no key.
+		{"NOT EXISTS (SELECT 1 FROM db2.small WHERE small.x = t.i)",
+			"((t.i#2:INT IS NULL) OR (t.i#2:INT IN NOT [x of select 1 from db2.small where small.x = t.i] where (small.x#0:INT IS NOT NULL)))"},
+		// Left alone: an aggregate (always one row), LIMIT, two
+		// correlations, a correlation that is no equality or is read in
+		// the output, EXISTS that is not a conjunct of the WHERE.
+		{"EXISTS (SELECT COUNT(*) FROM db2.small WHERE x = t.i)", "(EXISTS"},
+		{"EXISTS (SELECT 1 FROM db2.small WHERE x = t.i LIMIT 1)", "(EXISTS"},
+		{"EXISTS (SELECT 1 FROM db2.small WHERE x = t.i AND y = t.name)", "(EXISTS"},
+		{"EXISTS (SELECT 1 FROM db2.small WHERE x < t.i)", "(EXISTS"},
+		{"EXISTS (SELECT t.name FROM db2.small WHERE x = t.i)", "(EXISTS"},
+		{"EXISTS (SELECT 1 FROM db2.small WHERE x = t.i OR y = 'a')", "(EXISTS"},
+		{"id = 1 OR EXISTS (SELECT 1 FROM db2.small WHERE x = t.i)", "((id#0:BIGINT = 1:BIGINT) OR (EXISTS"},
+	} {
+		t.Run(tc.where, func(t *testing.T) {
+			plan, err := bindSelect(t, "SELECT id FROM t WHERE "+tc.where)
+			require.NoError(t, err)
+			got := dumpExpr(plan.Where)
+			require.True(t, strings.HasPrefix(got, tc.want), "got %s", got)
+		})
+	}
 }
