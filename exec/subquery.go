@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/sqlplan"
@@ -56,6 +57,11 @@ type subResult struct {
 	vals    []any
 	sorted  bool
 	hasNull bool
+	// ints and strs hold vals as a hash set when they are all integers
+	// or all strings: what equality with an integer or string column
+	// probes, without a comparison per value.
+	ints map[int64]struct{}
+	strs map[string]struct{}
 }
 
 // maxRows is how many rows a form needs to tell its answer: one for
@@ -109,6 +115,9 @@ func (s *subqueries) lookup(ctx context.Context, sub *sqlplan.Subquery, outer []
 		}
 	case sqlplan.SubIn, sqlplan.SubAny, sqlplan.SubAll:
 		r.vals, r.hasNull, r.sorted = distinctValues(rows, sorted)
+		if sorted {
+			r.hashSet()
+		}
 	}
 	if byKey == nil {
 		byKey = map[string]*subResult{}
@@ -146,7 +155,66 @@ func (r *subResult) bytes() int64 {
 	for _, v := range r.vals {
 		n += 16 + valueBytes(v)
 	}
+	if r.ints != nil || r.strs != nil {
+		// A map entry: the key, its hash and its share of the buckets.
+		n += int64(len(r.vals)) * 32
+	}
 	return n
+}
+
+// hashSet fills ints or strs when every value is of one of those kinds.
+func (r *subResult) hashSet() {
+	if len(r.vals) == 0 {
+		return
+	}
+	switch r.vals[0].(type) {
+	case int64:
+		m := make(map[int64]struct{}, len(r.vals))
+		for _, v := range r.vals {
+			x, ok := v.(int64)
+			if !ok {
+				return
+			}
+			m[x] = struct{}{}
+		}
+		r.ints = m
+	case string:
+		m := make(map[string]struct{}, len(r.vals))
+		for _, v := range r.vals {
+			x, ok := v.(string)
+			if !ok {
+				return
+			}
+			m[x] = struct{}{}
+		}
+		r.strs = m
+	}
+}
+
+// in is x IN (rows) for an integer or string x read straight from its
+// column (null reports a NULL x), from the hash set; ok is false when
+// the set is not of x's kind.
+func (r *subResult) in(null bool, found func(*subResult) (bool, bool)) (t tri, ok bool) {
+	if r.rows == 0 {
+		return triFalse, true
+	}
+	if null {
+		return triNull, true
+	}
+	if len(r.vals) == 0 {
+		return triNull, true // only NULLs
+	}
+	hit, ok := found(r)
+	if !ok {
+		return 0, false
+	}
+	switch {
+	case hit:
+		return triTrue, true
+	case r.hasNull:
+		return triNull, true
+	}
+	return triFalse, true
 }
 
 // appendTuple encodes a tuple of canonical values so that two tuples
@@ -269,6 +337,16 @@ func compileSubqueryBool(sub *sqlplan.Subquery, env *env) (boolBinder, error) {
 		return nil, err
 	}
 	op, all, not := sub.Op, sub.Kind == sqlplan.SubAll, sub.Kind == sqlplan.SubIn && sub.Not
+	// x <> ALL (...) is NOT (x = ANY (...)): both probe for equality.
+	equality := !all && op == sqlplan.OpEq || all && op == sqlplan.OpNotEq
+	if all && op == sqlplan.OpNotEq {
+		not = true
+	}
+	if c, ok := sub.E.(*sqlplan.ColumnRef); ok && sorted && equality && (c.T.IsInteger() || c.T.IsString()) {
+		if b := probeColumn(sub, c, env, outer, not); b != nil {
+			return b, nil
+		}
+	}
 	return func(rec arrow.RecordBatch) boolFn {
 		of, lf := outer(rec), left(rec)
 		return func(i int) tri {
@@ -278,9 +356,12 @@ func compileSubqueryBool(sub *sqlplan.Subquery, env *env) (boolBinder, error) {
 				return triNull
 			}
 			var t tri
-			if all {
+			switch {
+			case all && op == sqlplan.OpNotEq:
+				t = r.any(sqlplan.OpEq, lf(i))
+			case all:
 				t = r.all(op, lf(i))
-			} else {
+			default:
 				t = r.any(op, lf(i))
 			}
 			if not {
@@ -289,6 +370,64 @@ func compileSubqueryBool(sub *sqlplan.Subquery, env *env) (boolBinder, error) {
 			return t
 		}
 	}, nil
+}
+
+// probeColumn is x [NOT] IN (...) for an integer or string column x: it
+// reads x from its array and probes the result's hash set, falling back
+// to the comparisons of subResult.any for a set of mixed values.
+func probeColumn(sub *sqlplan.Subquery, c *sqlplan.ColumnRef, env *env, outer func(rec arrow.RecordBatch) outerFn, not bool) boolBinder {
+	pos, err := columnPos(c, env)
+	if err != nil {
+		return nil
+	}
+	isInt := c.T.IsInteger()
+	return func(rec arrow.RecordBatch) boolFn {
+		of := outer(rec)
+		arr := rec.Column(pos)
+		var (
+			getInt func(int) int64
+			strs   *array.String
+		)
+		if isInt {
+			getInt = intGetter(arr)
+		} else if a, ok := arr.(*array.String); ok {
+			strs = a
+		}
+		correlated := sub.Correlated()
+		var fixed *subResult
+		return func(i int) tri {
+			r := fixed
+			if r == nil {
+				var err error
+				if r, err = env.subs.result(env.ctx, sub, of(i), true); err != nil {
+					env.fail(err)
+					return triNull
+				}
+				if !correlated {
+					fixed = r
+				}
+			}
+			null := arr.IsNull(i)
+			t, ok := r.in(null, func(r *subResult) (bool, bool) {
+				switch {
+				case getInt != nil && r.ints != nil:
+					_, hit := r.ints[getInt(i)]
+					return hit, true
+				case strs != nil && r.strs != nil:
+					_, hit := r.strs[strs.Value(i)]
+					return hit, true
+				}
+				return false, false
+			})
+			if !ok {
+				t = r.any(sqlplan.OpEq, metadata.ValueAt(arr, c.T, i))
+			}
+			if not {
+				return t.not()
+			}
+			return t
+		}
+	}
 }
 
 // orderedTogether reports whether values of the two types compare in one
