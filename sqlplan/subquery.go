@@ -278,6 +278,9 @@ func (b *binder) bindSubquery(x *Subquery) (Expr, error) {
 		return nil, err
 	}
 	out.Plan, out.Outer, out.keys = plan, corr.outer, corr.keys
+	if err := checkOuterAggregates(plan); err != nil {
+		return nil, err
+	}
 	if x.Kind != SubExists && len(plan.Output) != 1 {
 		return nil, errorf(metadata.ErrInvalidValue, "subquery %s returns %d columns; one is needed here", x, len(plan.Output))
 	}
@@ -412,4 +415,44 @@ func displayText(s string) string {
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].pos < edits[j].pos })
 	out, _ := applyEdits(s, edits)
 	return out
+}
+
+// checkOuterAggregates refuses an aggregate in a subquery that reads only
+// the enclosing query's columns: in MySQL that aggregate belongs to the
+// enclosing query (SELECT (SELECT SUM(t.a) FROM u) FROM t sums t.a over
+// t), which a subquery run per outer row cannot compute.
+func checkOuterAggregates(p *SelectPlan) error {
+	var bad *Func
+	visit := func(e Expr) {
+		Walk(e, func(x Expr) bool {
+			f, ok := x.(*Func)
+			if !ok || !aggregates[f.Name] || f.Star || bad != nil {
+				return bad == nil
+			}
+			inner := false
+			for _, a := range f.Args {
+				Walk(a, func(y Expr) bool {
+					if _, ok := y.(*ColumnRef); ok {
+						inner = true
+					}
+					return !inner
+				})
+			}
+			if !inner && hasOuterRef(f) {
+				bad = f
+			}
+			return bad == nil
+		})
+	}
+	for _, o := range p.Output {
+		visit(o.Expr)
+	}
+	visit(p.Having)
+	for _, o := range p.OrderBy {
+		visit(o.Expr)
+	}
+	if bad != nil {
+		return atName(bad.Name, unsupported("aggregate %s of the enclosing query's columns inside a subquery", bad))
+	}
+	return nil
 }

@@ -90,6 +90,7 @@ func TestBindSubqueryErrors(t *testing.T) {
 		{"SELECT (SELECT * FROM db2.small) FROM t", metadata.ErrInvalidValue, "subquery (select * from db2.small) returns 2 columns"},
 		{"SELECT id FROM t WHERE dt IN (SELECT x FROM db2.small)", metadata.ErrUnsupported, "cannot compare dt (DATE) with x (INT)"},
 		{"SELECT id FROM t WHERE EXISTS (SELECT /*+ OPTIONS('read.optimized'='true') */ 1 FROM db2.small)", metadata.ErrUnsupported, "an OPTIONS hint in a subquery is not supported"},
+		{"SELECT (SELECT SUM(t.i) FROM db2.small) FROM t", metadata.ErrUnsupported, "aggregate SUM(i) of the enclosing query's columns inside a subquery is not supported"},
 		// The outer query's alias hides its table's name, as in FROM.
 		{"SELECT id FROM t AS a WHERE EXISTS (SELECT 1 FROM db2.small WHERE x = t.i)", metadata.ErrNotFound, "table t of column t.i is not in FROM"},
 	} {
