@@ -15,7 +15,8 @@ type Options struct {
 	// memory.DefaultAllocator.
 	Allocator memory.Allocator
 	// MemoryLimit bounds the approximate bytes each sort, top-N,
-	// aggregation or DISTINCT holds; 0 or less is no limit. Going over
+	// aggregation, DISTINCT, join build side or set operation holds; 0 or
+	// less is no limit. Going over
 	// fails the query with a *MemoryLimitError.
 	MemoryLimit int64
 }
