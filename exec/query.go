@@ -15,9 +15,9 @@ type Options struct {
 	// memory.DefaultAllocator.
 	Allocator memory.Allocator
 	// MemoryLimit bounds the approximate bytes each sort, top-N,
-	// aggregation or DISTINCT holds, and the results of the query's
-	// subqueries; 0 or less is no limit. Going over fails the query with a
-	// *MemoryLimitError.
+	// aggregation, DISTINCT, join build side or set operation holds, and
+	// the results of the query's subqueries; 0 or less is no limit. Going
+	// over fails the query with a *MemoryLimitError.
 	MemoryLimit int64
 	// Subqueries runs the subqueries of the query's expressions; without
 	// it a query with one fails to build.
