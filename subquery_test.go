@@ -278,3 +278,27 @@ func TestExplainSubquery(t *testing.T) {
 	lines = strings.Join(txRows(t, db, "EXPLAIN SELECT a FROM t1 WHERE EXISTS (SELECT 1 FROM kv WHERE kv.k = t1.a)"), "\n")
 	require.Contains(t, lines, "PostFilter: a IN (k of select 1 from kv where kv.k = t1.a)")
 }
+
+// TestSubqueriesOverJoins: subqueries in a query over a FROM tree,
+// correlated with either side, and subqueries whose own FROM is a join.
+func TestSubqueriesOverJoins(t *testing.T) {
+	db := openSubqueryDB(t)
+	for _, tc := range []struct {
+		sql  string
+		want []string
+	}{
+		{"SELECT t1.a, kv.v FROM t1 JOIN kv ON kv.k = t1.a WHERE EXISTS (SELECT 1 FROM n WHERE n.x = t1.a)", []string{"1|one"}},
+		{"SELECT t1.a, kv.k FROM t1 JOIN kv ON kv.k = t1.a WHERE NOT EXISTS (SELECT 1 FROM n WHERE n.x = kv.k)", []string{"2|2", "2|2"}},
+		{"SELECT t1.a, (SELECT count(*) FROM n WHERE n.x = t1.a OR n.x = kv.k) FROM t1 JOIN kv ON kv.k = t1.a", []string{"1|1", "2|0", "2|0"}},
+		{"SELECT t1.a, kv.v FROM t1 LEFT JOIN kv ON kv.k = t1.a WHERE kv.v NOT IN (SELECT v FROM kv WHERE k > 1)", []string{"1|one"}},
+		{"SELECT t1.a, t1.b FROM t1 JOIN kv ON kv.k = t1.a WHERE t1.b = (SELECT max(x.b) FROM t1 AS x WHERE x.a = t1.a)", []string{"1|10", "2|25"}},
+		{"SELECT k FROM kv WHERE k IN (SELECT t1.a FROM t1 JOIN n ON n.x = t1.a)", []string{"1"}},
+		{"SELECT k, (SELECT count(*) FROM t1 JOIN n ON n.x = t1.a WHERE t1.a = kv.k) FROM kv", []string{"1|1", "2|0", "4|0"}},
+		{"SELECT k FROM kv WHERE EXISTS (SELECT 1 FROM t1, n WHERE t1.a = n.x AND t1.a = kv.k)", []string{"1"}},
+		{"SELECT k FROM kv WHERE NOT EXISTS (SELECT 1 FROM t1, n WHERE t1.a = n.x AND t1.a = kv.k)", []string{"2", "4"}},
+	} {
+		t.Run(tc.sql, func(t *testing.T) {
+			require.Equal(t, tc.want, txRows(t, db, tc.sql))
+		})
+	}
+}

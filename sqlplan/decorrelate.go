@@ -50,7 +50,9 @@ func decorrelate(where Expr) Expr {
 // or nil when it has no such form.
 func semiJoin(sub *Subquery, anti bool) Expr {
 	p := sub.Plan
-	if !p.From || p.Limit >= 0 || p.Offset > 0 || len(p.GroupBy) > 0 || p.Having != nil {
+	// An inner FROM tree has had its conjuncts pushed into it by the
+	// optimizer, so the WHERE no longer holds them all.
+	if !p.From || p.Source != nil || p.Limit >= 0 || p.Offset > 0 || len(p.GroupBy) > 0 || p.Having != nil {
 		return nil
 	}
 	for _, o := range p.Output {

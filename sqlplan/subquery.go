@@ -225,16 +225,7 @@ func bindSubSelect(ctx context.Context, s *Select, cat Catalog, currentDB string
 	if err := planHints(s.Hints); err != nil {
 		return nil, err
 	}
-	plan := &SelectPlan{From: s.From, Distinct: s.Distinct, Limit: -1, Hints: s.Hints}
-	if s.From {
-		if err := resolveRead(ctx, cat, s.Table, currentDB, plan); err != nil {
-			return nil, err
-		}
-	}
-	if err := bindQuery(ctx, plan, s, args, currentDB, subScope{cat: cat, outer: outer}); err != nil {
-		return nil, err
-	}
-	return plan, nil
+	return bindSelectScoped(ctx, s, cat, currentDB, args, rules, outer)
 }
 
 // planHints refuses hints on a subquery: they configure the scan of one
@@ -252,6 +243,9 @@ func planHints(h map[string]string) error {
 type subScope struct {
 	cat   Catalog
 	outer outerScope
+	// from resolves names over the query's FROM tree (see scope); nil
+	// for one plain table.
+	from *scope
 }
 
 // bindSubquery binds a subquery of the expression being bound.
