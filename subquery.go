@@ -22,7 +22,7 @@ type subqueryRunner struct{ s *Stmt }
 
 var _ exec.SubqueryRunner = subqueryRunner{}
 
-func (r subqueryRunner) RunSubquery(ctx context.Context, sub *sqlplan.Subquery, outer []any, max int) ([]any, error) {
+func (r subqueryRunner) RunSubquery(ctx context.Context, sub *sqlplan.Subquery, outer []any, max int) ([][]any, error) {
 	s := r.s
 	sp, err := sub.BindValues(ctx, sessionCatalog{eng: s.engine()}, outer)
 	if err != nil {
@@ -33,9 +33,10 @@ func (r subqueryRunner) RunSubquery(ctx context.Context, sub *sqlplan.Subquery, 
 		return nil, err
 	}
 	defer op.Close()
-	typ := resultColumns(sp)[0].typ
+	cols := resultColumns(sp)
+	width := sub.Width()
 	budget := &rowBudget{limit: s.conn.connector.cfg.MemoryLimit, op: "a subquery"}
-	var out []any
+	var out [][]any
 	for max < 0 || len(out) < max {
 		b, err := op.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -45,11 +46,14 @@ func (r subqueryRunner) RunSubquery(ctx context.Context, sub *sqlplan.Subquery, 
 			return nil, err
 		}
 		for i := 0; i < b.NumRows() && (max < 0 || len(out) < max); i++ {
-			v := metadata.ValueAt(b.Rec.Column(0), typ, b.Row(i))
-			if err := budget.charge([]any{v}); err != nil {
+			row := make([]any, width)
+			for c := range row {
+				row[c] = metadata.ValueAt(b.Rec.Column(c), cols[c].typ, b.Row(i))
+			}
+			if err := budget.charge(row); err != nil {
 				return nil, fmt.Errorf("subquery %s: %w", sub, err)
 			}
-			out = append(out, v)
+			out = append(out, row)
 		}
 	}
 	return out, nil

@@ -312,7 +312,7 @@ func mapChildren(e sqlplan.Expr, f func(sqlplan.Expr) (sqlplan.Expr, error)) (sq
 	case *sqlplan.Subquery:
 		// The inner query is its own scope; what the outer query
 		// evaluates of it is its operand and its correlation.
-		out = x.WithOperands(m(x.E), list(x.Outer))
+		out = x.MapOperands(m)
 	default:
 		return e, nil
 	}

@@ -21,9 +21,9 @@ import (
 type SubqueryRunner interface {
 	// RunSubquery runs sub's inner query with outer as the values of its
 	// correlation (sub.Outer, in order; empty when uncorrelated) and
-	// returns the first column of its first max rows (all of them when
-	// max < 0), in canonical form.
-	RunSubquery(ctx context.Context, sub *sqlplan.Subquery, outer []any, max int) ([]any, error)
+	// returns its first max rows (all of them when max < 0), each its
+	// first sub.Width() columns, in canonical form.
+	RunSubquery(ctx context.Context, sub *sqlplan.Subquery, outer []any, max int) ([][]any, error)
 }
 
 // subqueries runs and caches the subqueries of one query's operators:
@@ -62,6 +62,8 @@ type subResult struct {
 	// probes, without a comparison per value.
 	ints map[int64]struct{}
 	strs map[string]struct{}
+	// tuples are the encoded rows of a SubSemi without a NULL.
+	tuples map[string]struct{}
 }
 
 // maxRows is how many rows a form needs to tell its answer: one for
@@ -111,12 +113,32 @@ func (s *subqueries) lookup(ctx context.Context, sub *sqlplan.Subquery, outer []
 			return nil, fmt.Errorf("subquery %s returns more than 1 row: %w", sub, metadata.ErrInvalidValue)
 		}
 		if len(rows) == 1 {
-			r.first = rows[0]
+			r.first = rows[0][0]
 		}
 	case sqlplan.SubIn, sqlplan.SubAny, sqlplan.SubAll:
-		r.vals, r.hasNull, r.sorted = distinctValues(rows, sorted)
+		first := make([]any, len(rows))
+		for i, row := range rows {
+			first[i] = row[0]
+		}
+		r.vals, r.hasNull, r.sorted = distinctValues(first, sorted)
 		if sorted {
 			r.hashSet()
+		}
+	case sqlplan.SubSemi:
+		r.tuples = map[string]struct{}{}
+		var buf []byte
+	rows:
+		for _, row := range rows {
+			for _, v := range row {
+				if v == nil {
+					continue rows
+				}
+			}
+			buf = appendTuple(buf[:0], row)
+			if _, dup := r.tuples[string(buf)]; !dup {
+				r.tuples[string(buf)] = struct{}{}
+				s.budget.grow(int64(len(buf)) + 48)
+			}
 		}
 	}
 	if byKey == nil {
@@ -302,10 +324,61 @@ func compileScalarSubquery(sub *sqlplan.Subquery, env *env) (valueBinder, error)
 	}, nil
 }
 
+// compileSemi is the semi-join (anti-join) condition of SubSemi: whether
+// the row's keys, none NULL, are one of the inner rows.
+func compileSemi(sub *sqlplan.Subquery, env *env) (boolBinder, error) {
+	outer, err := compileOuter(sub, env)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]valueBinder, len(sub.Keys))
+	for i, k := range sub.Keys {
+		if keys[i], err = compileValue(k, env); err != nil {
+			return nil, err
+		}
+	}
+	not := sub.Not
+	return func(rec arrow.RecordBatch) boolFn {
+		of := outer(rec)
+		fs := make([]valueFn, len(keys))
+		for i, k := range keys {
+			fs[i] = k(rec)
+		}
+		vals := make([]any, len(fs))
+		var buf []byte
+		var fixed *subResult
+		correlated := sub.Correlated()
+		return func(i int) tri {
+			r := fixed
+			if r == nil {
+				var err error
+				if r, err = env.subs.result(env.ctx, sub, of(i), false); err != nil {
+					env.fail(err)
+					return triNull
+				}
+				if !correlated {
+					fixed = r
+				}
+			}
+			for j, f := range fs {
+				if vals[j] = f(i); vals[j] == nil {
+					return triOf(not)
+				}
+			}
+			buf = appendTuple(buf[:0], vals)
+			_, hit := r.tuples[string(buf)]
+			return triOf(hit != not)
+		}
+	}, nil
+}
+
 // compileSubqueryBool is EXISTS, IN, ANY and ALL, with SQL's NULLs: x IN
 // (...) is NULL when x is NULL or no value matches and one is NULL, and
 // false for no rows at all, whatever x is; ALL is true for no rows.
 func compileSubqueryBool(sub *sqlplan.Subquery, env *env) (boolBinder, error) {
+	if sub.Kind == sqlplan.SubSemi {
+		return compileSemi(sub, env)
+	}
 	outer, err := compileOuter(sub, env)
 	if err != nil {
 		return nil, err

@@ -21,14 +21,22 @@ type fakeRunner struct {
 	ctxOK func(ctx context.Context) bool
 }
 
-func (f *fakeRunner) RunSubquery(ctx context.Context, sub *sqlplan.Subquery, outer []any, max int) ([]any, error) {
+func (f *fakeRunner) RunSubquery(ctx context.Context, sub *sqlplan.Subquery, outer []any, max int) ([][]any, error) {
 	f.runs++
 	if f.ctxOK != nil && !f.ctxOK(ctx) {
 		return nil, errors.New("runner got another context")
 	}
-	rows := f.rows(sub, outer)
-	if max >= 0 && len(rows) > max {
-		rows = rows[:max]
+	vals := f.rows(sub, outer)
+	if max >= 0 && len(vals) > max {
+		vals = vals[:max]
+	}
+	rows := make([][]any, len(vals))
+	for i, v := range vals {
+		if tuple, ok := v.([]any); ok {
+			rows[i] = tuple
+		} else {
+			rows[i] = []any{v}
+		}
 	}
 	return rows, nil
 }
@@ -257,7 +265,27 @@ type failingRunner struct {
 	runs int
 }
 
-func (f *failingRunner) RunSubquery(context.Context, *sqlplan.Subquery, []any, int) ([]any, error) {
+func (f *failingRunner) RunSubquery(context.Context, *sqlplan.Subquery, []any, int) ([][]any, error) {
 	f.runs++
 	return nil, f.err
+}
+
+// TestSemiJoin: the decorrelated form matches key tuples exactly, a NULL
+// on either side matching nothing, and is never NULL.
+func TestSemiJoin(t *testing.T) {
+	bigint, str := metadata.BigIntType(), metadata.StringType()
+	runner := &fakeRunner{rows: func(*sqlplan.Subquery, []any) []any {
+		return []any{[]any{int64(1), "apple"}, []any{int64(3), nil}, []any{nil, "banana"}, []any{int64(4), "apricot"}, []any{int64(4), "apricot"}}
+	}}
+	semi := &sqlplan.Subquery{Kind: sqlplan.SubSemi, Keys: []sqlplan.Expr{col(0), col(1)}, Text: "(k, v) of select 1 from u",
+		Plan: &sqlplan.SelectPlan{Output: []sqlplan.OutputColumn{{Name: "k", Expr: &sqlplan.ColumnRef{Name: "k", T: bigint}}, {Name: "v", Expr: &sqlplan.ColumnRef{Name: "v", Index: 1, T: str}}}}}
+	anti := semi.MapOperands(func(e sqlplan.Expr) sqlplan.Expr { return e })
+	anti.Not = true
+	rows, err := runOutputs(t, context.Background(), Query{Output: []sqlplan.Expr{col(0), semi, anti}}, Options{Subqueries: runner})
+	require.NoError(t, err)
+	require.Equal(t, [][]any{
+		{int64(1), true, false}, {int64(2), false, true}, {int64(3), false, true},
+		{int64(4), true, false}, {int64(5), false, true}, {int64(6), false, true},
+	}, rows)
+	require.Equal(t, 1, runner.runs)
 }

@@ -1,5 +1,11 @@
 package sqlplan
 
+import (
+	"strings"
+
+	"github.com/flusslite/fluss/metadata"
+)
+
 // decorrelate is the rewrite of a correlated [NOT] EXISTS whose
 // correlation is one equality into an uncorrelated IN over the inner
 // key: the semi-join (anti-join) by a hash set of the inner keys, read
@@ -26,13 +32,18 @@ func decorrelate(where Expr) Expr {
 			e, anti = n.E, true
 		}
 		sub, ok := e.(*Subquery)
-		if !ok || sub.Kind != SubExists || !sub.Correlated() {
+		if !ok || !sub.Correlated() {
 			continue
 		}
-		if sub.Not {
-			anti = !anti
+		var r Expr
+		switch {
+		case sub.Kind == SubExists:
+			r = semiJoin(sub, anti != sub.Not)
+		case sub.Kind == SubIn && !sub.Not && !anti:
+			// NOT IN is not an anti-join: a NULL makes it NULL.
+			r = semiIn(sub)
 		}
-		if r := semiJoin(sub, anti); r != nil {
+		if r != nil {
 			conj[i], changed = r, true
 		}
 	}
@@ -65,51 +76,132 @@ func semiJoin(sub *Subquery, anti bool) Expr {
 			return nil
 		}
 	}
-	var key Expr
-	slot := -1
-	var rest []Expr
+	pairs, rest, ok := splitCorrelation(p)
+	if !ok || len(pairs) == 0 {
+		return nil
+	}
+	if len(pairs) > 1 {
+		return semiTuple(sub, anti, nil, nil, pairs, rest)
+	}
+	key, slot := pairs[0].inner, pairs[0].slot
+	if anti {
+		rest = append(rest, &IsNull{E: key, Not: true})
+	}
+	inner := restrict(p, rest, []Expr{key})
+	left := sub.Outer[slot]
+	in := &Subquery{Kind: SubIn, Op: OpEq, Not: anti, E: left, Plan: inner,
+		Text: key.String() + " of " + sub.Text, args: sub.args, currentDB: sub.currentDB}
+	if !anti {
+		return in
+	}
+	return &Or{L: &IsNull{E: left}, R: in}
+}
+
+// semiIn returns the semi-join form of a correlated x IN (SELECT c ...
+// WHERE u.k = t.a ...): (x, t.a) matches (c, u.k).
+func semiIn(sub *Subquery) Expr {
+	p := sub.Plan
+	if !p.From || p.Source != nil || p.Limit >= 0 || p.Offset > 0 || len(p.GroupBy) > 0 || p.Having != nil || len(p.Output) != 1 {
+		return nil
+	}
+	out := p.Output[0].Expr
+	if hasOuterRef(out) || hasAggregate(out) {
+		return nil
+	}
+	pairs, rest, ok := splitCorrelation(p)
+	if !ok || len(pairs) == 0 {
+		return nil
+	}
+	return semiTuple(sub, false, sub.E, out, pairs, rest)
+}
+
+// outerPair is an equality of the inner WHERE between an expression of
+// the inner query and the outer value in slot.
+type outerPair struct {
+	inner Expr
+	slot  int
+}
+
+// splitCorrelation splits the inner WHERE into its equalities with outer
+// values and the conjuncts that read no outer value; ok is false when
+// some other conjunct reads one.
+func splitCorrelation(p *SelectPlan) (pairs []outerPair, rest []Expr, ok bool) {
 	for _, c := range Conjuncts(p.Where) {
 		if !hasOuterRef(c) {
 			rest = append(rest, c)
 			continue
 		}
-		cmp, ok := c.(*Compare)
-		if !ok || cmp.Op != OpEq || key != nil {
-			return nil
+		cmp, isCmp := c.(*Compare)
+		if !isCmp || cmp.Op != OpEq {
+			return nil, nil, false
 		}
-		if o, ok := cmp.R.(*OuterRef); ok && !hasOuterRef(cmp.L) {
-			key, slot = cmp.L, o.Slot
-		} else if o, ok := cmp.L.(*OuterRef); ok && !hasOuterRef(cmp.R) {
-			key, slot = cmp.R, o.Slot
+		if o, isRef := cmp.R.(*OuterRef); isRef && !hasOuterRef(cmp.L) {
+			pairs = append(pairs, outerPair{inner: cmp.L, slot: o.Slot})
+		} else if o, isRef := cmp.L.(*OuterRef); isRef && !hasOuterRef(cmp.R) {
+			pairs = append(pairs, outerPair{inner: cmp.R, slot: o.Slot})
 		} else {
+			return nil, nil, false
+		}
+	}
+	return pairs, rest, true
+}
+
+// semiTuple builds the SubSemi of a tuple of keys: left = first (when
+// set) and the outer side of each pair, against first's inner side and
+// the inner side of each pair. A tuple matches by the exact values of its
+// keys, so every key pair must be of types whose equal values are equal
+// as values: integers with integers, strings with strings, or one type.
+func semiTuple(sub *Subquery, anti bool, left, first Expr, pairs []outerPair, rest []Expr) Expr {
+	var keys, inners []Expr
+	if left != nil {
+		keys, inners = append(keys, left), append(inners, first)
+	}
+	for _, pr := range pairs {
+		keys, inners = append(keys, sub.Outer[pr.slot]), append(inners, pr.inner)
+	}
+	for i := range keys {
+		if !sameValues(keys[i].Type(), inners[i].Type()) {
 			return nil
 		}
 	}
-	if key == nil {
-		return nil
+	names := make([]string, len(inners))
+	for i, e := range inners {
+		names[i] = e.String()
 	}
-	if anti {
-		rest = append(rest, &IsNull{E: key, Not: true})
+	return &Subquery{Kind: SubSemi, Not: anti, Keys: keys, Plan: restrict(sub.Plan, rest, inners),
+		Text: "(" + strings.Join(names, ", ") + ") of " + sub.Text, args: sub.args, currentDB: sub.currentDB}
+}
+
+// sameValues reports whether two types hold equal values as equal
+// canonical values.
+func sameValues(a, b metadata.DataType) bool {
+	switch {
+	case a.IsInteger() && b.IsInteger(), a.IsString() && b.IsString():
+		return true
 	}
+	return a.Root == b.Root && a.Root != 0 && !a.IsNested() && a.Root != metadata.Decimal &&
+		a.Root != metadata.Float && a.Root != metadata.Double && a.Equal(b)
+}
+
+// restrict is p reading the outputs given, filtered by the conjuncts
+// given.
+func restrict(p *SelectPlan, where []Expr, outputs []Expr) *SelectPlan {
 	inner := *p
 	inner.Where = nil
-	for _, c := range rest {
+	for _, c := range where {
 		if inner.Where == nil {
 			inner.Where = c
 		} else {
 			inner.Where = &And{L: inner.Where, R: c}
 		}
 	}
-	inner.Output = []OutputColumn{{Name: key.String(), Expr: key}}
+	inner.Output = make([]OutputColumn, len(outputs))
+	for i, e := range outputs {
+		inner.Output[i] = OutputColumn{Name: e.String(), Expr: e}
+	}
 	inner.OrderBy, inner.Distinct = nil, false
 	inner.Columns = columnsRead(&inner)
-	left := sub.Outer[slot]
-	in := &Subquery{Kind: SubIn, Op: OpEq, Not: anti, E: left, Plan: &inner,
-		Text: key.String() + " of " + sub.Text, args: sub.args, currentDB: sub.currentDB}
-	if !anti {
-		return in
-	}
-	return &Or{L: &IsNull{E: left}, R: in}
+	return &inner
 }
 
 func hasOuterRef(e Expr) bool {

@@ -181,6 +181,9 @@ func Walk(e Expr, fn func(Expr) bool) {
 		// The inner query is a scope of its own: only what the enclosing
 		// query evaluates is below the node.
 		Walk(x.E, fn)
+		for _, y := range x.Keys {
+			Walk(y, fn)
+		}
 		for _, y := range x.Outer {
 			Walk(y, fn)
 		}

@@ -387,6 +387,12 @@ func dumpSubquery(x *Subquery) string {
 		b.WriteString(x.Op.String() + " ANY")
 	case SubAll:
 		b.WriteString(x.Op.String() + " ALL")
+	case SubSemi:
+		parts := make([]string, len(x.Keys))
+		for i, k := range x.Keys {
+			parts[i] = dumpExpr(k)
+		}
+		b.WriteString("SEMI (" + strings.Join(parts, ", ") + ")")
 	}
 	if x.Not {
 		b.WriteString(" NOT")

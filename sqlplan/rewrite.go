@@ -55,7 +55,7 @@ func Rewrite(e Expr, fn func(Expr) Expr) Expr {
 	case *Subquery:
 		// The inner query is a scope of its own: what belongs to the
 		// enclosing query is the operand and the correlation.
-		out = x.WithOperands(Rewrite(x.E, fn), list(x.Outer))
+		out = x.MapOperands(func(y Expr) Expr { return Rewrite(y, fn) })
 	case *ColumnRef:
 		c := *x
 		out = &c

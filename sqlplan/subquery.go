@@ -40,6 +40,11 @@ const (
 	SubAny
 	// SubAll is E op ALL (SELECT ...).
 	SubAll
+	// SubSemi is what decorrelate makes of a correlated EXISTS or IN in
+	// a WHERE: TRUE when the tuple Keys equals a row of the inner query
+	// (its outputs, one per key) and neither has a NULL, else FALSE
+	// (Not: the other way round). It is never NULL.
+	SubSemi
 )
 
 // Subquery is a SELECT used as an expression. Before binding only Kind,
@@ -52,6 +57,8 @@ type Subquery struct {
 	Op CmpOp
 	// E is the left operand of IN, ANY and ALL; nil otherwise.
 	E Expr
+	// Keys are the outer tuple of SubSemi.
+	Keys []Expr
 	// Select is the inner query as parsed.
 	Select *Select
 	// Plan is the inner query bound; OuterRefs stand for the correlation.
@@ -105,6 +112,14 @@ func (e *Subquery) String() string {
 		b.WriteString(" ")
 	}
 	switch e.Kind {
+	case SubSemi:
+		b.WriteString("(")
+		writeList(&b, e.Keys)
+		b.WriteString(") ")
+		if e.Not {
+			b.WriteString("NOT ")
+		}
+		b.WriteString("IN ")
 	case SubExists:
 		if e.Not {
 			b.WriteString("NOT ")
@@ -124,15 +139,38 @@ func (e *Subquery) String() string {
 	return b.String()
 }
 
+// Width is how many of the inner query's output columns the enclosing
+// query reads: one per key of SubSemi, else the first.
+func (e *Subquery) Width() int {
+	if e.Kind == SubSemi {
+		return len(e.Keys)
+	}
+	return 1
+}
+
 // Correlated reports whether the subquery reads its enclosing query.
 func (e *Subquery) Correlated() bool { return len(e.Outer) > 0 }
 
-// WithOperands returns a copy of e with other operands: the left operand
-// and the correlation, rewritten by the caller (onto the output of an
-// aggregation, say). The inner query is shared.
-func (e *Subquery) WithOperands(left Expr, outer []Expr) *Subquery {
+// MapOperands returns a copy of e whose operands, the ones the enclosing
+// query evaluates (the left operand, the keys and the correlation), are
+// f of e's (rewritten by the caller onto the output of an aggregation,
+// say). The inner query is shared.
+func (e *Subquery) MapOperands(f func(Expr) Expr) *Subquery {
 	c := *e
-	c.E, c.Outer = left, outer
+	if e.E != nil {
+		c.E = f(e.E)
+	}
+	list := func(in []Expr) []Expr {
+		if in == nil {
+			return nil
+		}
+		out := make([]Expr, len(in))
+		for i, x := range in {
+			out[i] = f(x)
+		}
+		return out
+	}
+	c.Keys, c.Outer = list(e.Keys), list(e.Outer)
 	return &c
 }
 

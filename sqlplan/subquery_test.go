@@ -38,10 +38,10 @@ func TestBindSubquery(t *testing.T) {
 			"(EXISTS [select 1 from db2.small where x = t.i or x > t.i or x = i] where (((x#0:INT = outer#0(i):INT) OR (x#0:INT > outer#0(i):INT)) OR (x#0:INT = outer#1(i):INT)) outer t.i#2:INT, i#2:INT)"},
 		// Two levels: the middle query correlates with the outer column
 		// the innermost one reads, and the innermost reads the middle's
-		// slot.
+		// slot (a key of its semi-join).
 		{"SELECT id FROM t WHERE EXISTS (SELECT 1 FROM db2.small WHERE EXISTS (SELECT 1 FROM pk WHERE pk.w = t.i AND pk.v = small.y))",
 			"(EXISTS [select 1 from db2.small where exists (select 1 from pk where pk.w = t.i and pk.v = small.y)] " +
-				"where (EXISTS [select 1 from pk where pk.w = t.i and pk.v = small.y] where ((pk.w#2:INT = outer#0(i):INT) AND (pk.v#1:STRING = outer#1(y):STRING)) outer outer#0(i):INT, small.y#1:STRING) outer t.i#2:INT)"},
+				"where (SEMI (outer#0(i):INT, small.y#1:STRING) [(w, v) of select 1 from pk where pk.w = t.i and pk.v = small.y] where <nil>) outer t.i#2:INT)"},
 		{"SELECT id FROM t WHERE i >= ALL (SELECT x FROM db2.small WHERE x IS NOT NULL)",
 			"(i#2:INT >= ALL [select x from db2.small where x is not null] where (x#0:INT IS NOT NULL))"},
 		{"SELECT id FROM t WHERE i <> SOME (SELECT x FROM db2.small)",
@@ -171,7 +171,17 @@ func TestDecorrelate(t *testing.T) {
 		// the output, EXISTS that is not a conjunct of the WHERE.
 		{"EXISTS (SELECT COUNT(*) FROM db2.small WHERE x = t.i)", "(EXISTS"},
 		{"EXISTS (SELECT 1 FROM db2.small WHERE x = t.i LIMIT 1)", "(EXISTS"},
-		{"EXISTS (SELECT 1 FROM db2.small WHERE x = t.i AND y = t.name)", "(EXISTS"},
+		// Two equalities, and IN correlated by one: a semi-join on the
+		// tuple of keys, for types whose equal values are equal as values.
+		{"EXISTS (SELECT 1 FROM db2.small WHERE x = t.i AND y = t.name)",
+			"(SEMI (t.i#2:INT, t.Name#3:STRING) [(x, y) of select 1 from db2.small where x = t.i and y = t.name] where <nil>)"},
+		{"NOT EXISTS (SELECT 1 FROM db2.small WHERE x = t.i AND t.name = y AND x > 2)",
+			"(SEMI (t.i#2:INT, t.Name#3:STRING) NOT [(x, y) of select 1 from db2.small where x = t.i and t.name = y and x > 2] where (x#0:INT > 2:INT))"},
+		{"tiny IN (SELECT x FROM db2.small WHERE y = t.name)",
+			"(SEMI (tiny#1:TINYINT, t.Name#3:STRING) [(x, y) of select x from db2.small where y = t.name] where <nil>)"},
+		{"tiny NOT IN (SELECT x FROM db2.small WHERE y = t.name)", "(tiny#1:TINYINT IN NOT"},
+		{"price IN (SELECT x FROM db2.small WHERE y = t.name)", "(price#6:DOUBLE IN [select"},
+		{"EXISTS (SELECT 1 FROM db2.small WHERE x = t.price AND y = t.name)", "(EXISTS"},
 		{"EXISTS (SELECT 1 FROM db2.small WHERE x < t.i)", "(EXISTS"},
 		{"EXISTS (SELECT t.name FROM db2.small WHERE x = t.i)", "(EXISTS"},
 		{"EXISTS (SELECT 1 FROM db2.small WHERE x = t.i OR y = 'a')", "(EXISTS"},
