@@ -296,6 +296,11 @@ func TestSubqueriesOverJoins(t *testing.T) {
 		{"SELECT k, (SELECT count(*) FROM t1 JOIN n ON n.x = t1.a WHERE t1.a = kv.k) FROM kv", []string{"1|1", "2|0", "4|0"}},
 		{"SELECT k FROM kv WHERE EXISTS (SELECT 1 FROM t1, n WHERE t1.a = n.x AND t1.a = kv.k)", []string{"1"}},
 		{"SELECT k FROM kv WHERE NOT EXISTS (SELECT 1 FROM t1, n WHERE t1.a = n.x AND t1.a = kv.k)", []string{"2", "4"}},
+		// A condition with a subquery over both sides filters after the
+		// join; one equal to a subquery over the other side is no join key.
+		{"SELECT t1.a FROM t1 JOIN kv ON kv.k = t1.a WHERE (SELECT count(*) FROM n WHERE n.x = t1.a OR n.x = kv.k) > 0", []string{"1"}},
+		{"SELECT t1.a FROM t1, kv WHERE t1.a = (SELECT max(x) FROM n WHERE n.x = kv.k)", []string{"1"}},
+		{"SELECT t1.a, kv.k FROM t1 LEFT JOIN kv ON kv.k = t1.a WHERE NOT EXISTS (SELECT 1 FROM n WHERE n.x = kv.k)", []string{"2|2", "2|2", "3|<nil>", "5|<nil>", "<nil>|<nil>"}},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
 			require.Equal(t, tc.want, txRows(t, db, tc.sql))
