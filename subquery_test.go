@@ -122,7 +122,7 @@ func TestSubqueryErrors(t *testing.T) {
 		is   error
 		text string
 	}{
-		{"SELECT (SELECT a FROM t1)", fluss.ErrInvalid, "subquery (select a from t1) returns more than 1 row"},
+		{"SELECT (SELECT a FROM t1)", fluss.ErrInvalid, "subquery (SELECT a FROM t1) returns more than 1 row"},
 		{"SELECT a FROM t1 WHERE b = (SELECT b FROM t1 AS x WHERE x.a = t1.a)", fluss.ErrInvalid, "returns more than 1 row"},
 		{"SELECT (SELECT k, v FROM kv)", fluss.ErrInvalid, "returns 2 columns; one is needed here"},
 		{"SELECT a FROM t1 WHERE a IN (SELECT k, v FROM kv)", fluss.ErrInvalid, "returns 2 columns"},
@@ -273,10 +273,10 @@ func TestExplainSubquery(t *testing.T) {
 	db := openSubqueryDB(t)
 	lines := strings.Join(txRows(t, db, "EXPLAIN SELECT a FROM t1 WHERE b > 0 AND a IN (SELECT k FROM kv)"), "\n")
 	require.Contains(t, lines, "PostFilter: ")
-	require.Contains(t, lines, "a IN (select k from kv)")
+	require.Contains(t, lines, "a IN (SELECT k FROM kv)")
 	// A correlated EXISTS by an equality is read as a semi-join on the key.
 	lines = strings.Join(txRows(t, db, "EXPLAIN SELECT a FROM t1 WHERE EXISTS (SELECT 1 FROM kv WHERE kv.k = t1.a)"), "\n")
-	require.Contains(t, lines, "PostFilter: a IN (k of select 1 from kv where kv.k = t1.a)")
+	require.Contains(t, lines, "PostFilter: a IN (k of SELECT 1 FROM kv WHERE kv.k = t1.a)")
 }
 
 // TestSubqueriesOverJoins: subqueries in a query over a FROM tree,
@@ -334,5 +334,5 @@ func TestSemiJoinForms(t *testing.T) {
 		})
 	}
 	lines := strings.Join(txRows(t, db, "EXPLAIN SELECT a FROM t1 WHERE EXISTS (SELECT 1 FROM p WHERE p.a = t1.a AND p.b = t1.b)"), "\n")
-	require.Contains(t, lines, "PostFilter: (a, b) IN ((a, b) of select 1 from p where p.a = t1.a and p.b = t1.b)")
+	require.Contains(t, lines, "PostFilter: (a, b) IN ((a, b) of SELECT 1 FROM p WHERE (p.a = t1.a AND p.b = t1.b))")
 }

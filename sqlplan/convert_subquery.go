@@ -21,7 +21,10 @@ func (c *converter) subquery(kind SubqueryKind, x *sqlparser.Subquery) (*Subquer
 	if err != nil {
 		return nil, err
 	}
-	return &Subquery{Kind: kind, Select: inner, Text: displayText(sqlparser.String(x.Select))}, nil
+	// The canonical text of the inner query: placeholders in the
+	// statement's style and names as written, so a statement holding a
+	// subquery prints as text that parses back to it.
+	return &Subquery{Kind: kind, Select: inner, Text: inner.String()}, nil
 }
 
 func setOperation(s sqlparser.SelectStatement) string {

@@ -21,31 +21,31 @@ func TestBindSubquery(t *testing.T) {
 	}{
 		// Uncorrelated: no outer list.
 		{"SELECT id FROM t WHERE i IN (SELECT x FROM db2.small)",
-			"(i#2:INT IN [select x from db2.small] where <nil>)"},
+			"(i#2:INT IN [SELECT x FROM db2.small] where <nil>)"},
 		{"SELECT id FROM t WHERE i NOT IN (SELECT x FROM db2.small WHERE y = 'a')",
-			"(i#2:INT IN NOT [select x from db2.small where y = 'a'] where (y#1:STRING = 'a':STRING))"},
+			"(i#2:INT IN NOT [SELECT x FROM db2.small WHERE y = 'a'] where (y#1:STRING = 'a':STRING))"},
 		// The same table under an alias: t.i is the outer row's.
 		{"SELECT id FROM t WHERE i > (SELECT COUNT(*) FROM t AS x WHERE x.i < t.i)",
-			"(SCALAR [select COUNT(*) from t as x where x.i < t.i] where (x.i#2:INT < outer#0(i):INT) type BIGINT outer t.i#2:INT)"},
+			"(SCALAR [SELECT COUNT(*) FROM t AS x WHERE x.i < t.i] where (x.i#2:INT < outer#0(i):INT) type BIGINT outer t.i#2:INT)"},
 		// An unqualified name the inner table lacks is the outer one's.
 		{"SELECT id FROM t WHERE EXISTS (SELECT 1 FROM db2.small WHERE x > tiny)",
-			"(EXISTS [select 1 from db2.small where x > tiny] where (x#0:INT > outer#0(tiny):TINYINT) outer tiny#1:TINYINT)"},
+			"(EXISTS [SELECT 1 FROM db2.small WHERE x > tiny] where (x#0:INT > outer#0(tiny):TINYINT) outer tiny#1:TINYINT)"},
 		// Innermost first: i is the inner table's own column.
 		{"SELECT id FROM t WHERE EXISTS (SELECT 1 FROM t AS x WHERE i = 1)",
-			"(EXISTS [select 1 from t as x where i = 1] where (i#2:INT = 1:INT))"},
+			"(EXISTS [SELECT 1 FROM t AS x WHERE i = 1] where (i#2:INT = 1:INT))"},
 		// One slot per name as written, however often it is read.
 		{"SELECT id FROM t WHERE EXISTS (SELECT 1 FROM db2.small WHERE x = t.i OR x > t.i OR x = i)",
-			"(EXISTS [select 1 from db2.small where x = t.i or x > t.i or x = i] where (((x#0:INT = outer#0(i):INT) OR (x#0:INT > outer#0(i):INT)) OR (x#0:INT = outer#1(i):INT)) outer t.i#2:INT, i#2:INT)"},
+			"(EXISTS [SELECT 1 FROM db2.small WHERE ((x = t.i OR x > t.i) OR x = i)] where (((x#0:INT = outer#0(i):INT) OR (x#0:INT > outer#0(i):INT)) OR (x#0:INT = outer#1(i):INT)) outer t.i#2:INT, i#2:INT)"},
 		// Two levels: the middle query correlates with the outer column
 		// the innermost one reads, and the innermost reads the middle's
 		// slot (a key of its semi-join).
 		{"SELECT id FROM t WHERE EXISTS (SELECT 1 FROM db2.small WHERE EXISTS (SELECT 1 FROM pk WHERE pk.w = t.i AND pk.v = small.y))",
-			"(EXISTS [select 1 from db2.small where exists (select 1 from pk where pk.w = t.i and pk.v = small.y)] " +
-				"where (SEMI (outer#0(i):INT, small.y#1:STRING) [(w, v) of select 1 from pk where pk.w = t.i and pk.v = small.y] where <nil>) outer t.i#2:INT)"},
+			"(EXISTS [SELECT 1 FROM db2.small WHERE EXISTS (SELECT 1 FROM pk WHERE (pk.w = t.i AND pk.v = small.y))] " +
+				"where (SEMI (outer#0(i):INT, small.y#1:STRING) [(w, v) of SELECT 1 FROM pk WHERE (pk.w = t.i AND pk.v = small.y)] where <nil>) outer t.i#2:INT)"},
 		{"SELECT id FROM t WHERE i >= ALL (SELECT x FROM db2.small WHERE x IS NOT NULL)",
-			"(i#2:INT >= ALL [select x from db2.small where x is not null] where (x#0:INT IS NOT NULL))"},
+			"(i#2:INT >= ALL [SELECT x FROM db2.small WHERE x IS NOT NULL] where (x#0:INT IS NOT NULL))"},
 		{"SELECT id FROM t WHERE i <> SOME (SELECT x FROM db2.small)",
-			"(i#2:INT <> ANY [select x from db2.small] where <nil>)"},
+			"(i#2:INT <> ANY [SELECT x FROM db2.small] where <nil>)"},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
 			plan, err := bindSelect(t, tc.sql)
@@ -86,8 +86,8 @@ func TestBindSubqueryErrors(t *testing.T) {
 		{"SELECT id FROM t WHERE EXISTS (SELECT 1 FROM db2.small WHERE nope = 1)", metadata.ErrNotFound, "column nope does not exist in table db2.small"},
 		{"SELECT id FROM t WHERE EXISTS (SELECT 1 FROM db2.small WHERE u.x = 1)", metadata.ErrNotFound, "table u of column u.x is not in FROM"},
 		{"SELECT id FROM t WHERE EXISTS (SELECT 1 FROM nope)", metadata.ErrNotFound, "table fluss.nope does not exist"},
-		{"SELECT id FROM t WHERE i IN (SELECT x, y FROM db2.small)", metadata.ErrInvalidValue, "subquery i IN (select x, y from db2.small) returns 2 columns; one is needed here"},
-		{"SELECT (SELECT * FROM db2.small) FROM t", metadata.ErrInvalidValue, "subquery (select * from db2.small) returns 2 columns"},
+		{"SELECT id FROM t WHERE i IN (SELECT x, y FROM db2.small)", metadata.ErrInvalidValue, "subquery i IN (SELECT x, y FROM db2.small) returns 2 columns; one is needed here"},
+		{"SELECT (SELECT * FROM db2.small) FROM t", metadata.ErrInvalidValue, "subquery (SELECT * FROM db2.small) returns 2 columns"},
 		{"SELECT id FROM t WHERE dt IN (SELECT x FROM db2.small)", metadata.ErrUnsupported, "cannot compare dt (DATE) with x (INT)"},
 		{"SELECT id FROM t WHERE EXISTS (SELECT /*+ OPTIONS('read.optimized'='true') */ 1 FROM db2.small)", metadata.ErrUnsupported, "an OPTIONS hint in a subquery is not supported"},
 		{"SELECT (SELECT SUM(t.i) FROM db2.small) FROM t", metadata.ErrUnsupported, "aggregate SUM(i) of the enclosing query's columns inside a subquery is not supported"},
@@ -159,13 +159,13 @@ func TestDecorrelate(t *testing.T) {
 		want  string
 	}{
 		{"EXISTS (SELECT 1 FROM db2.small WHERE small.x = t.i AND y <> 'z')",
-			"(t.i#2:INT IN [x of select 1 from db2.small where small.x = t.i and y != 'z'] where (y#1:STRING <> 'z':STRING))"},
+			"(t.i#2:INT IN [x of SELECT 1 FROM db2.small WHERE (small.x = t.i AND y <> 'z')] where (y#1:STRING <> 'z':STRING))"},
 		{"id > 0 AND EXISTS (SELECT y FROM db2.small WHERE t.tiny = x ORDER BY y)",
-			"((id#0:BIGINT > 0:BIGINT) AND (t.tiny#1:TINYINT IN [x of select y from db2.small where t.tiny = x order by y asc] where <nil>))"},
+			"((id#0:BIGINT > 0:BIGINT) AND (t.tiny#1:TINYINT IN [x of SELECT y FROM db2.small WHERE t.tiny = x ORDER BY y] where <nil>))"},
 		// The anti-join keeps NULL keys out of the set, and a NULL outer
 		// value passes: it matches no key.
 		{"NOT EXISTS (SELECT 1 FROM db2.small WHERE small.x = t.i)",
-			"((t.i#2:INT IS NULL) OR (t.i#2:INT IN NOT [x of select 1 from db2.small where small.x = t.i] where (small.x#0:INT IS NOT NULL)))"},
+			"((t.i#2:INT IS NULL) OR (t.i#2:INT IN NOT [x of SELECT 1 FROM db2.small WHERE small.x = t.i] where (small.x#0:INT IS NOT NULL)))"},
 		// Left alone: an aggregate (always one row), LIMIT, two
 		// correlations, a correlation that is no equality or is read in
 		// the output, EXISTS that is not a conjunct of the WHERE.
@@ -174,13 +174,13 @@ func TestDecorrelate(t *testing.T) {
 		// Two equalities, and IN correlated by one: a semi-join on the
 		// tuple of keys, for types whose equal values are equal as values.
 		{"EXISTS (SELECT 1 FROM db2.small WHERE x = t.i AND y = t.name)",
-			"(SEMI (t.i#2:INT, t.Name#3:STRING) [(x, y) of select 1 from db2.small where x = t.i and y = t.name] where <nil>)"},
+			"(SEMI (t.i#2:INT, t.Name#3:STRING) [(x, y) of SELECT 1 FROM db2.small WHERE (x = t.i AND y = t.name)] where <nil>)"},
 		{"NOT EXISTS (SELECT 1 FROM db2.small WHERE x = t.i AND t.name = y AND x > 2)",
-			"(SEMI (t.i#2:INT, t.Name#3:STRING) NOT [(x, y) of select 1 from db2.small where x = t.i and t.name = y and x > 2] where (x#0:INT > 2:INT))"},
+			"(SEMI (t.i#2:INT, t.Name#3:STRING) NOT [(x, y) of SELECT 1 FROM db2.small WHERE ((x = t.i AND t.name = y) AND x > 2)] where (x#0:INT > 2:INT))"},
 		{"tiny IN (SELECT x FROM db2.small WHERE y = t.name)",
-			"(SEMI (tiny#1:TINYINT, t.Name#3:STRING) [(x, y) of select x from db2.small where y = t.name] where <nil>)"},
+			"(SEMI (tiny#1:TINYINT, t.Name#3:STRING) [(x, y) of SELECT x FROM db2.small WHERE y = t.name] where <nil>)"},
 		{"tiny NOT IN (SELECT x FROM db2.small WHERE y = t.name)", "(tiny#1:TINYINT IN NOT"},
-		{"price IN (SELECT x FROM db2.small WHERE y = t.name)", "(price#6:DOUBLE IN [select"},
+		{"price IN (SELECT x FROM db2.small WHERE y = t.name)", "(price#6:DOUBLE IN [SELECT"},
 		{"EXISTS (SELECT 1 FROM db2.small WHERE x = t.price AND y = t.name)", "(EXISTS"},
 		{"EXISTS (SELECT 1 FROM db2.small WHERE x < t.i)", "(EXISTS"},
 		{"EXISTS (SELECT t.name FROM db2.small WHERE x = t.i)", "(EXISTS"},
