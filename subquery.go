@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/flusslite/fluss/exec"
 	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/query"
 	"github.com/flusslite/fluss/sqlplan"
 )
 
@@ -57,4 +59,86 @@ func (r subqueryRunner) RunSubquery(ctx context.Context, sub *sqlplan.Subquery, 
 		}
 	}
 	return out, nil
+}
+
+// explainSubqueries appends to a query's plan one node per subquery of
+// its expressions: an uncorrelated one with its inner query's plan below
+// it, a correlated one with the outer values it runs per (its plan
+// depends on them, so none is printed).
+func (s *Stmt) explainSubqueries(ctx context.Context, sp *sqlplan.SelectPlan, lines []string) ([]string, error) {
+	for _, sub := range subqueriesOf(sp) {
+		if sub.Correlated() {
+			outer := make([]string, len(sub.Outer))
+			for i, o := range sub.Outer {
+				outer[i] = sqlplan.Qualified(o)
+			}
+			lines = append(lines, fmt.Sprintf("Subquery: %s [Correlated: runs per distinct %s]", sub, strings.Join(outer, ", ")))
+			continue
+		}
+		lines = append(lines, "Subquery: "+sub.String())
+		var inner []string
+		var err error
+		if sub.Plan.Source != nil {
+			inner, err = s.explainTreeOf(ctx, sub.Plan)
+		} else {
+			inner, err = s.explainPlan(ctx, sub.Plan)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if inner, err = s.explainSubqueries(ctx, sub.Plan, inner); err != nil {
+			return nil, err
+		}
+		for _, l := range inner {
+			lines = append(lines, "  "+l)
+		}
+	}
+	return lines, nil
+}
+
+// explainTreeOf is the plan of a query over a FROM tree, as EXPLAIN
+// prints it.
+func (s *Stmt) explainTreeOf(ctx context.Context, sp *sqlplan.SelectPlan) ([]string, error) {
+	op, a, err := query.OpenAnalyzed(ctx, tableReader{s}, sp, s.execOptions())
+	if err != nil {
+		return nil, err
+	}
+	if err := op.Close(); err != nil {
+		return nil, err
+	}
+	return s.explainTree(ctx, sp, a.Note)
+}
+
+// subqueriesOf lists the subqueries of a plan's expressions, those pushed
+// to the scans of its FROM tree included, in the order they are written,
+// each once.
+func subqueriesOf(sp *sqlplan.SelectPlan) []*sqlplan.Subquery {
+	var out []*sqlplan.Subquery
+	seen := map[string]bool{}
+	visit := func(e sqlplan.Expr) {
+		sqlplan.Walk(e, func(x sqlplan.Expr) bool {
+			if sub, ok := x.(*sqlplan.Subquery); ok && !seen[sub.String()] {
+				seen[sub.String()] = true
+				out = append(out, sub)
+			}
+			return true
+		})
+	}
+	for _, o := range sp.Output {
+		visit(o.Expr)
+	}
+	if sp.Source != nil {
+		for _, leaf := range sqlplan.Leaves(sp) {
+			visit(leaf.Where)
+		}
+	}
+	visit(sp.Where)
+	for _, g := range sp.GroupBy {
+		visit(g)
+	}
+	visit(sp.Having)
+	for _, o := range sp.OrderBy {
+		visit(o.Expr)
+	}
+	return out
 }

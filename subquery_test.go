@@ -268,9 +268,31 @@ func TestSubqueryLimits(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
-// TestExplainSubquery: a condition with a subquery stays above the scan.
+// TestExplainSubquery: a condition with a subquery stays above the scan,
+// and each subquery follows the plan as a node of its own: an
+// uncorrelated one with its inner plan below it, a correlated one with
+// what it runs per.
 func TestExplainSubquery(t *testing.T) {
 	db := openSubqueryDB(t)
+	var got []string
+	for _, r := range queryAll(t, db, "EXPLAIN SELECT a, (SELECT count(*) FROM kv WHERE kv.k < t1.b) FROM t1 WHERE a IN (SELECT k FROM kv WHERE k IN (SELECT x FROM n))") {
+		got = append(got, r[0].(string))
+	}
+	at := slices.Index(got, "Subquery: (SELECT COUNT(*) FROM kv WHERE kv.k < t1.b) [Correlated: runs per distinct t1.b]")
+	require.Positive(t, at, "%q", got)
+	require.Equal(t, "PostFilter: a IN (SELECT k FROM kv WHERE k IN (SELECT x FROM n))", got[2])
+	require.Equal(t, []string{
+		"Subquery: a IN (SELECT k FROM kv WHERE k IN (SELECT x FROM n))",
+		"  FlussScan: [fluss.kv], Type: [Upsert]",
+		"  Branch: log-only",
+		"  PostFilter: k IN (SELECT x FROM n)",
+	}, got[at+1:at+5])
+	require.Equal(t, []string{
+		"  Subquery: k IN (SELECT x FROM n)",
+		"    FlussScan: [fluss.n], Type: [Append]",
+		"    Branch: log-only",
+		"    Split: log partition=- bucket=0 log=0..2",
+	}, got[len(got)-4:])
 	lines := strings.Join(txRows(t, db, "EXPLAIN SELECT a FROM t1 WHERE b > 0 AND a IN (SELECT k FROM kv)"), "\n")
 	require.Contains(t, lines, "PostFilter: ")
 	require.Contains(t, lines, "a IN (SELECT k FROM kv)")
