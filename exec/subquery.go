@@ -79,18 +79,32 @@ func maxRows(k sqlplan.SubqueryKind) int {
 	return -1
 }
 
-func (s *subqueries) result(ctx context.Context, sub *sqlplan.Subquery, outer []any, sorted bool) (*subResult, error) {
+// valueOrder is how the values of an IN, ANY or ALL result are held for
+// the comparisons its expression makes.
+type valueOrder uint8
+
+const (
+	// unordered values are compared one by one.
+	unordered valueOrder = iota
+	// sortedValues answer by their ends or a binary search.
+	sortedValues
+	// hashedValues answer equality from a hash set, and are sorted only
+	// when they are of mixed kinds and no set holds them.
+	hashedValues
+)
+
+func (s *subqueries) result(ctx context.Context, sub *sqlplan.Subquery, outer []any, order valueOrder) (*subResult, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
-	r, err := s.lookup(ctx, sub, outer, sorted)
+	r, err := s.lookup(ctx, sub, outer, order)
 	if err != nil {
 		s.err = err
 	}
 	return r, err
 }
 
-func (s *subqueries) lookup(ctx context.Context, sub *sqlplan.Subquery, outer []any, sorted bool) (*subResult, error) {
+func (s *subqueries) lookup(ctx context.Context, sub *sqlplan.Subquery, outer []any, order valueOrder) (*subResult, error) {
 	s.key = appendTuple(s.key[:0], outer)
 	byKey := s.cache[sub.Plan]
 	if r, ok := byKey[string(s.key)]; ok {
@@ -120,9 +134,14 @@ func (s *subqueries) lookup(ctx context.Context, sub *sqlplan.Subquery, outer []
 		for i, row := range rows {
 			first[i] = row[0]
 		}
-		r.vals, r.hasNull, r.sorted = distinctValues(first, sorted)
-		if sorted {
-			r.hashSet()
+		switch order {
+		case hashedValues:
+			r.vals, r.hasNull, _ = distinctValues(first, false)
+			if r.hashSet(); r.ints == nil && r.strs == nil {
+				r.vals, _, r.sorted = distinctValues(r.vals, true)
+			}
+		default:
+			r.vals, r.hasNull, r.sorted = distinctValues(first, order == sortedValues)
 		}
 	case sqlplan.SubSemi:
 		r.tuples = map[string]struct{}{}
@@ -314,7 +333,7 @@ func compileScalarSubquery(sub *sqlplan.Subquery, env *env) (valueBinder, error)
 	return func(rec arrow.RecordBatch) valueFn {
 		of := outer(rec)
 		return func(i int) any {
-			r, err := env.subs.result(env.ctx, sub, of(i), false)
+			r, err := env.subs.result(env.ctx, sub, of(i), unordered)
 			if err != nil {
 				env.fail(err)
 				return nil
@@ -352,7 +371,7 @@ func compileSemi(sub *sqlplan.Subquery, env *env) (boolBinder, error) {
 			r := fixed
 			if r == nil {
 				var err error
-				if r, err = env.subs.result(env.ctx, sub, of(i), false); err != nil {
+				if r, err = env.subs.result(env.ctx, sub, of(i), unordered); err != nil {
 					env.fail(err)
 					return triNull
 				}
@@ -388,7 +407,7 @@ func compileSubqueryBool(sub *sqlplan.Subquery, env *env) (boolBinder, error) {
 		return func(rec arrow.RecordBatch) boolFn {
 			of := outer(rec)
 			return func(i int) tri {
-				r, err := env.subs.result(env.ctx, sub, of(i), false)
+				r, err := env.subs.result(env.ctx, sub, of(i), unordered)
 				if err != nil {
 					env.fail(err)
 					return triNull
@@ -405,6 +424,10 @@ func compileSubqueryBool(sub *sqlplan.Subquery, env *env) (boolBinder, error) {
 		return nil, fmt.Errorf("cannot compare %s (%s) with %s (%s): %w", sub.E, sub.E.Type(), sub.Plan.Output[0].Expr, inner, metadata.ErrUnsupported)
 	}
 	sorted := orderedTogether(sub.E.Type(), inner)
+	order := unordered
+	if sorted {
+		order = sortedValues
+	}
 	left, err := compileValue(sub.E, env)
 	if err != nil {
 		return nil, err
@@ -423,7 +446,7 @@ func compileSubqueryBool(sub *sqlplan.Subquery, env *env) (boolBinder, error) {
 	return func(rec arrow.RecordBatch) boolFn {
 		of, lf := outer(rec), left(rec)
 		return func(i int) tri {
-			r, err := env.subs.result(env.ctx, sub, of(i), sorted)
+			r, err := env.subs.result(env.ctx, sub, of(i), order)
 			if err != nil {
 				env.fail(err)
 				return triNull
@@ -472,7 +495,7 @@ func probeColumn(sub *sqlplan.Subquery, c *sqlplan.ColumnRef, env *env, outer fu
 			r := fixed
 			if r == nil {
 				var err error
-				if r, err = env.subs.result(env.ctx, sub, of(i), true); err != nil {
+				if r, err = env.subs.result(env.ctx, sub, of(i), hashedValues); err != nil {
 					env.fail(err)
 					return triNull
 				}
