@@ -64,6 +64,8 @@ type InsertPlan struct {
 	Columns []int
 	Rows    [][]any
 	Select  *SelectPlan
+	// Compound is set instead of Select for a query with set operations.
+	Compound *CompoundPlan
 	// Partial is true for a primary-key table whose column list leaves
 	// some column out: a partial update, where the unlisted columns keep
 	// their stored values (NULL for a new key). The driver passes Columns
@@ -697,6 +699,17 @@ func BindInsert(ctx context.Context, ins *Insert, cat Catalog, currentDB string,
 			return nil, errorf(metadata.ErrInvalidValue, "INSERT has %d target columns but the SELECT returns %d", t.given, len(sel.Output))
 		}
 		plan.Select = sel
+		return plan, nil
+	}
+	if ins.Compound != nil {
+		cp, err := BindCompound(ctx, ins.Compound, cat, currentDB, args)
+		if err != nil {
+			return nil, err
+		}
+		if len(cp.Output) != t.given {
+			return nil, errorf(metadata.ErrInvalidValue, "INSERT has %d target columns but the %s returns %d", t.given, cp.Kind, len(cp.Output))
+		}
+		plan.Compound = cp
 		return plan, nil
 	}
 	if plan.Rows, err = t.Rows(args); err != nil {
