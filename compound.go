@@ -144,28 +144,12 @@ func (s *Stmt) explainCompound(ctx context.Context, c *sqlplan.Compound, args []
 }
 
 // explainSelectPlan prints the plan of one bound SELECT of a set
-// operation.
+// operation as EXPLAIN prints that SELECT alone.
 func (s *Stmt) explainSelectPlan(ctx context.Context, sp *sqlplan.SelectPlan) ([]string, error) {
-	switch {
-	case !sp.From:
-		return []string{"Values: 1 row (no FROM)"}, nil
-	case isInfoSchema(sp):
-		return []string{fmt.Sprintf("InformationSchema: [%s]", sp.Table.Path)}, nil
+	if sp.Source != nil {
+		return s.explainTree(ctx, sp, nil)
 	}
-	p, err := s.planScan(ctx, sp)
-	if err != nil {
-		return nil, err
-	}
-	defer p.close()
-	defer p.unpin()
-	if p.lookup != nil {
-		return explainLookup(p), nil
-	}
-	post := make([]string, len(p.pd.PostFilter))
-	for i, e := range p.pd.PostFilter {
-		post[i] = e.String()
-	}
-	return planner.Explain(p.sel.Table, p.spec, p.planner, p.splits, post), nil
+	return s.explainPlan(ctx, sp)
 }
 
 // analyzeCompound runs a set operation to its end and prints its plan

@@ -24,36 +24,6 @@ func openSetOpDB(t *testing.T, opts ...string) *sql.DB {
 	return db
 }
 
-// orderedRows reads a query's rows in the order they come, each as its
-// values joined by '|'.
-func orderedRows(t *testing.T, db *sql.DB, q string, args ...any) []string {
-	t.Helper()
-	rows, err := db.Query(q, args...)
-	require.NoError(t, err, q)
-	defer rows.Close()
-	cols, err := rows.Columns()
-	require.NoError(t, err)
-	out := []string{}
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		require.NoError(t, rows.Scan(ptrs...))
-		parts := make([]string, len(vals))
-		for i, v := range vals {
-			if b, ok := v.([]byte); ok {
-				v = string(b)
-			}
-			parts[i] = fmt.Sprint(v)
-		}
-		out = append(out, strings.Join(parts, "|"))
-	}
-	require.NoError(t, rows.Err(), q)
-	return out
-}
-
 func TestSetOperations(t *testing.T) {
 	db := openSetOpDB(t)
 	for _, tc := range []struct {
@@ -233,4 +203,21 @@ func TestQueryArrowSetOperation(t *testing.T) {
 	}
 	require.NoError(t, rr.Err())
 	require.EqualValues(t, 2, n)
+}
+
+// A SELECT of a set operation may join: each runs as it would alone.
+func TestSetOperationOverJoins(t *testing.T) {
+	db := openSetOpDB(t)
+	q := "SELECT l.id, k.name FROM l JOIN k ON l.id = k.id UNION SELECT id, name FROM k WHERE id > 4"
+	require.Equal(t, []string{"1|a", "2|b", "5|e"}, txRows(t, db, q))
+	q = "SELECT l.id FROM l LEFT JOIN k ON l.id = k.id WHERE k.id IS NULL EXCEPT ALL SELECT 4"
+	require.Equal(t, []string{"3"}, txRows(t, db, q))
+	lines := orderedRows(t, db, "EXPLAIN SELECT l.id FROM l JOIN k ON l.id = k.id INTERSECT SELECT id FROM k")
+	require.Equal(t, "Intersect", lines[0])
+	var join bool
+	for _, l := range lines[1:] {
+		require.True(t, strings.HasPrefix(l, "  "), l)
+		join = join || strings.Contains(l, "HashJoin")
+	}
+	require.True(t, join, "%q", lines)
 }
