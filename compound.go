@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
 	"github.com/flusslite/fluss/exec"
-	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/planner"
+	"github.com/flusslite/fluss/query"
 	"github.com/flusslite/fluss/sqlplan"
 )
 
@@ -28,7 +26,7 @@ func (s *Stmt) compoundRows(ctx context.Context, c *sqlplan.Compound, args []sql
 	if err != nil {
 		return nil, err
 	}
-	op, err := s.openCompound(ctx, cp)
+	op, err := query.OpenCompound(ctx, tableReader{s}, cp, s.execOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +38,7 @@ func (s *Stmt) compoundRows(ctx context.Context, c *sqlplan.Compound, args []sql
 func compoundColumns(cp *sqlplan.CompoundPlan) []resultColumn {
 	cols := make([]resultColumn, len(cp.Output))
 	for i, o := range cp.Output {
-		cols[i] = resultColumn{name: o.Name, typ: compoundType(o.Expr.Type())}
+		cols[i] = resultColumn{name: o.Name, typ: exec.ResultType(o.Expr.Type())}
 	}
 	for _, sp := range cp.Selects() {
 		for i, c := range resultColumns(sp) {
@@ -48,81 +46,6 @@ func compoundColumns(cp *sqlplan.CompoundPlan) []resultColumn {
 		}
 	}
 	return cols
-}
-
-// compoundType is the type of a column of a set operation's records: a
-// column of NULLs only is a STRING one, as a lone SELECT NULL's is.
-func compoundType(t metadata.DataType) metadata.DataType {
-	if t.Root == 0 {
-		return metadata.StringType()
-	}
-	return t
-}
-
-// openCompound builds the operators of a set operation: each SELECT
-// through openSelect, as a lone SELECT is read, its outputs converted to
-// the common types, then the operation, then its ORDER BY and LIMIT.
-func (s *Stmt) openCompound(ctx context.Context, cp *sqlplan.CompoundPlan) (exec.Operator, error) {
-	types := make([]metadata.DataType, len(cp.Output))
-	for i, o := range cp.Output {
-		types[i] = compoundType(o.Expr.Type())
-	}
-	left, err := s.openBranch(ctx, cp.Left, cp.Output)
-	if err != nil {
-		return nil, err
-	}
-	right, err := s.openBranch(ctx, cp.Right, cp.Output)
-	if err != nil {
-		left.Close()
-		return nil, err
-	}
-	opts := s.execOptions()
-	kind := map[sqlplan.SetOpKind]exec.SetOpKind{sqlplan.SetUnion: exec.SetUnion, sqlplan.SetIntersect: exec.SetIntersect, sqlplan.SetExcept: exec.SetExcept}[cp.Kind]
-	op := exec.SetOp(left, right, kind, cp.All, types, opts)
-	keys := make([]exec.SortKey, len(cp.OrderBy))
-	for i, o := range cp.OrderBy {
-		keys[i] = exec.SortKey{Col: o.Expr.(*sqlplan.ColumnRef).Index, Desc: o.Desc}
-	}
-	switch {
-	case len(keys) > 0 && cp.Limit >= 0:
-		op = exec.TopN(op, keys, types, cp.Offset+cp.Limit, opts)
-		if cp.Offset > 0 {
-			op = exec.Limit(op, cp.Offset, cp.Limit)
-		}
-	case len(keys) > 0:
-		op = exec.Sort(op, keys, types, opts)
-		if cp.Offset > 0 {
-			op = exec.Limit(op, cp.Offset, -1)
-		}
-	case cp.Limit >= 0 || cp.Offset > 0:
-		op = exec.Limit(op, cp.Offset, cp.Limit)
-	}
-	return op, nil
-}
-
-// openBranch opens one side of a set operation. A SELECT's record may
-// carry hidden ORDER BY columns after its outputs; the conversion keeps
-// the outputs only.
-func (s *Stmt) openBranch(ctx context.Context, b sqlplan.CompoundBranch, out []sqlplan.OutputColumn) (exec.Operator, error) {
-	if b.Compound != nil {
-		return s.openCompound(ctx, b.Compound)
-	}
-	op, err := s.openSelect(ctx, b.Select, nil)
-	if err != nil {
-		return nil, err
-	}
-	n := len(b.Select.Output)
-	cols := make([]int, n)
-	names := make([]string, n)
-	for i := range cols {
-		cols[i], names[i] = i, out[i].Name
-	}
-	proj, err := exec.Project(op, b.Convert, names, exec.NewLayout(n, cols), memory.DefaultAllocator)
-	if err != nil {
-		op.Close()
-		return nil, err
-	}
-	return proj, nil
 }
 
 // explainCompound prints the plan of a set operation, each SELECT as
@@ -163,7 +86,7 @@ func (s *Stmt) analyzeCompound(ctx context.Context, c *sqlplan.Compound, args []
 	if err != nil {
 		return nil, err
 	}
-	op, err := s.openCompound(ctx, cp)
+	op, err := query.OpenCompound(ctx, tableReader{s}, cp, s.execOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -193,6 +116,6 @@ func (s *Stmt) openInsertQuery(ctx context.Context, plan *sqlplan.InsertPlan) (e
 			return nil, nil, err
 		}
 	}
-	op, err := s.openCompound(ctx, plan.Compound)
+	op, err := query.OpenCompound(ctx, tableReader{s}, plan.Compound, s.execOptions())
 	return op, compoundColumns(plan.Compound), err
 }

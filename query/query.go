@@ -3,7 +3,8 @@
 // the single-table path (a point lookup or the table's split planner,
 // behind Reader), joins run as hash joins (a nested loop when the
 // condition has no equality), and the clauses above the FROM tree run
-// through exec.Build as they do over one table.
+// through exec.Build as they do over one table. Set operations
+// (OpenCompound) run each SELECT so, then exec.SetOp over them.
 package query
 
 import (
