@@ -295,15 +295,44 @@ func reorder(rel Relation) Relation {
 		units = append(units, reorder(r))
 	}
 	flatten(j)
-	connects := func(joined Relation, next Relation) bool {
-		for _, c := range conds {
-			cols := columnSet(c)
+	// owner[c] is the unit that holds column c (-1: none of them).
+	width := 0
+	for _, u := range units {
+		for _, sp := range u.Spans() {
+			width = max(width, sp.Offset+sp.Width)
+		}
+	}
+	owner := make([]int, width)
+	for c := range owner {
+		owner[c] = -1
+		for ui, u := range units {
+			if Covers(u, c) {
+				owner[c] = ui
+				break
+			}
+		}
+	}
+	condUnits := make([][]int, len(conds))
+	for i, c := range conds {
+		for _, col := range columnSet(c) {
+			u := -1
+			if col < width {
+				u = owner[col]
+			}
+			condUnits[i] = append(condUnits[i], u)
+		}
+	}
+	joined := make([]bool, len(units))
+	// connects reports whether some condition reads exactly the joined
+	// units and unit u, both.
+	connects := func(u int) bool {
+		for _, us := range condUnits {
 			var inJoined, inNext, elsewhere bool
-			for _, ci := range cols {
+			for _, x := range us {
 				switch {
-				case Covers(joined, ci):
+				case x >= 0 && joined[x]:
 					inJoined = true
-				case Covers(next, ci):
+				case x == u:
 					inNext = true
 				default:
 					elsewhere = true
@@ -324,14 +353,19 @@ func reorder(rel Relation) Relation {
 	// Grow each connected group of relations greedily; the groups, which
 	// no condition connects, are crossed last.
 	var groups []Relation
-	rest := units
+	rest := make([]int, len(units))
+	for i := range rest {
+		rest[i] = i
+	}
 	for len(rest) > 0 {
-		tree := rest[0]
+		clear(joined)
+		joined[rest[0]] = true
+		tree := units[rest[0]]
 		rest = rest[1:]
 		for {
 			pick := -1
 			for i, u := range rest {
-				if connects(tree, u) {
+				if connects(u) {
 					pick = i
 					break
 				}
@@ -339,7 +373,8 @@ func reorder(rel Relation) Relation {
 			if pick < 0 {
 				break
 			}
-			tree = join(tree, rest[pick])
+			joined[rest[pick]] = true
+			tree = join(tree, units[rest[pick]])
 			rest = append(rest[:pick:pick], rest[pick+1:]...)
 		}
 		groups = append(groups, tree)

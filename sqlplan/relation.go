@@ -25,10 +25,13 @@ type Span struct{ Offset, Width int }
 
 // Covers reports whether combined index i is a column below rel.
 func Covers(rel Relation, i int) bool {
-	for _, s := range rel.Spans() {
-		if i >= s.Offset && i < s.Offset+s.Width {
-			return true
-		}
+	switch r := rel.(type) {
+	case *ScanRel:
+		return i >= r.Offset && i < r.Offset+len(r.Plan.Table.Schema.Columns)
+	case *DerivedRel:
+		return i >= r.Offset && i < r.Offset+len(r.Plan.Output)
+	case *JoinRel:
+		return Covers(r.L, i) || Covers(r.R, i)
 	}
 	return false
 }
