@@ -221,3 +221,22 @@ func TestSetOperationOverJoins(t *testing.T) {
 	}
 	require.True(t, join, "%q", lines)
 }
+
+// A derived table may be a UNION (the parser reads no INTERSECT or EXCEPT
+// inside parentheses).
+func TestSetOperationInDerivedTable(t *testing.T) {
+	db := openSetOpDB(t)
+	q := "SELECT d.x, COUNT(*) FROM (SELECT id AS x FROM l UNION ALL SELECT id FROM k) AS d GROUP BY d.x"
+	require.Equal(t, []string{"1|3", "2|3", "3|1", "4|1", "5|1"}, txRows(t, db, q))
+	q = "SELECT k.name, d.x FROM k JOIN (SELECT id AS x FROM l WHERE v > 20 UNION SELECT 5 ORDER BY 1 DESC LIMIT 2) AS d ON k.id = d.x"
+	require.Equal(t, []string{"e|5"}, txRows(t, db, q))
+	lines := orderedRows(t, db, "EXPLAIN SELECT * FROM (SELECT id FROM l UNION SELECT id FROM k) AS d JOIN k ON d.id = k.id")
+	var derived, union bool
+	for _, l := range lines {
+		derived = derived || strings.Contains(l, "Derived: d")
+		union = union || strings.TrimSpace(l) == "Union"
+	}
+	require.True(t, derived && union, "%q", lines)
+	mustExec(t, db, "CREATE TABLE u (id BIGINT)")
+	require.EqualValues(t, 5, affected(t)(db.Exec("INSERT INTO u SELECT x FROM (SELECT id AS x FROM l UNION SELECT id FROM k) AS d")))
+}

@@ -141,6 +141,9 @@ func openNode(ctx context.Context, r Reader, rel sqlplan.Relation, opts exec.Opt
 
 // openPlan opens any bound query: over a FROM tree here, else through r.
 func openPlan(ctx context.Context, r Reader, sp *sqlplan.SelectPlan, opts exec.Options, a *Analysis) (exec.Operator, error) {
+	if sp.Compound != nil {
+		return OpenCompound(ctx, r, sp.Compound, opts)
+	}
 	if sp.Source != nil {
 		return open(ctx, r, sp, opts, a)
 	}

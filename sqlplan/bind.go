@@ -57,6 +57,10 @@ type SelectPlan struct {
 	// Where holds only the conjuncts the optimizer could not push into
 	// the tree.
 	Source Relation
+	// Compound, when set, makes the plan the rows of that set operation
+	// (a derived table of one): Output is its Output, and nothing else is
+	// set.
+	Compound *CompoundPlan
 }
 
 // InsertPlan is an INSERT bound to its table. For VALUES, Rows are full

@@ -173,6 +173,26 @@ func hasSetOp(toks []token) bool {
 	return false
 }
 
+// nestedSetOp refuses INTERSECT and EXCEPT inside parentheses (a derived
+// table, a subquery), which only the parser would see, and it cannot read
+// them.
+func nestedSetOp(toks []token, base int) error {
+	depth := 0
+	for _, t := range toks {
+		switch {
+		case isPunct(t, "("):
+			depth++
+		case isPunct(t, ")"):
+			depth--
+		case depth > 0:
+			if k, ok := setOpOf(t); ok && k != SetUnion {
+				return &PosError{Pos: base + t.pos, Err: unsupported("%s inside parentheses (a derived table or a subquery)", k)}
+			}
+		}
+	}
+	return nil
+}
+
 // parseQuery parses a query: a SELECT, or SELECTs joined by set
 // operations, or a parenthesised query. base is the offset of text in the
 // caller's statement, for error positions.
@@ -182,6 +202,9 @@ func parseQuery(text string, base int) (Statement, error) {
 		return parseDML(text, base)
 	}
 	if !hasSetOp(toks) && !isPunct(toks[0], "(") {
+		if err := nestedSetOp(toks, base); err != nil {
+			return nil, err
+		}
 		return parseDML(text, base)
 	}
 	p, err := newCompoundParser(text, base, toks)
@@ -409,6 +432,9 @@ func (p *compoundParser) group(lo, hi int) (SetOperand, error) {
 // selectAt parses toks[lo:hi], a SELECT, with the parser, numbering its
 // placeholders as the statement does.
 func (p *compoundParser) selectAt(lo, hi int) (*Select, error) {
+	if err := nestedSetOp(p.toks[lo:hi], p.base); err != nil {
+		return nil, err
+	}
 	from, to := p.toks[lo].pos, p.toks[hi-1].end
 	st, err := parseDML(p.src[from:to], p.base+from)
 	if err != nil {
@@ -536,6 +562,9 @@ func parseDMLWithSetOps(text string, base int) (Statement, error) {
 		return parseQuery(text, base)
 	case (isWord(toks[0], "INSERT") || isWord(toks[0], "REPLACE")) && hasSetOp(toks):
 		return parseInsertSetOp(text, base, toks)
+	}
+	if err := nestedSetOp(toks, base); err != nil {
+		return nil, err
 	}
 	return parseDML(text, base)
 }
@@ -731,6 +760,9 @@ func bindSetOrder(c *Compound, first CompoundBranch) ([]OrderItem, error) {
 		col := -1
 		switch x := o.Expr.(type) {
 		case *ColumnRef:
+			if x.Qualifier != "" {
+				return nil, unsupported("ORDER BY %s.%s of a set operation, which names its output columns without a table", x.Qualifier, x.Name)
+			}
 			for i, n := range names {
 				if strings.EqualFold(n, x.Name) {
 					col = i
@@ -843,4 +875,10 @@ func FormatCompound(p *CompoundPlan, leaf func(*SelectPlan) []string) []string {
 		}
 	}
 	return lines
+}
+
+// compoundRows is a set operation as the plan of a derived table: its
+// rows, with its Output.
+func compoundRows(cp *CompoundPlan) *SelectPlan {
+	return &SelectPlan{Output: cp.Output, Limit: -1, Compound: cp}
 }
