@@ -58,6 +58,10 @@ func TestSubqueryInAndExists(t *testing.T) {
 		// IN with a correlated subquery, and a subquery in the select list.
 		{"SELECT a, a IN (SELECT x.a FROM t1 AS x WHERE x.b > t1.b) FROM t1", []string{"1|<nil>", "2|<nil>", "2|true", "3|false", "5|<nil>", "<nil>|false"}},
 		{"SELECT k FROM kv WHERE k IN (SELECT a FROM t1 WHERE b IS NOT NULL) AND v LIKE 't%'", []string{"2"}},
+		// A UNION as the inner query.
+		{"SELECT a FROM t1 WHERE a IN (SELECT k FROM kv UNION SELECT x FROM n)", []string{"1", "2", "2"}},
+		{"SELECT a FROM t1 WHERE a NOT IN (SELECT k FROM kv UNION ALL SELECT 5)", []string{"3"}},
+		{"SELECT (SELECT max(x) FROM n UNION SELECT 7 ORDER BY 1 DESC LIMIT 1)", []string{"7"}},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
 			require.Equal(t, tc.want, txRows(t, db, tc.sql))
@@ -126,7 +130,9 @@ func TestSubqueryErrors(t *testing.T) {
 		{"SELECT a FROM t1 WHERE b = (SELECT b FROM t1 AS x WHERE x.a = t1.a)", fluss.ErrInvalid, "returns more than 1 row"},
 		{"SELECT (SELECT k, v FROM kv)", fluss.ErrInvalid, "returns 2 columns; one is needed here"},
 		{"SELECT a FROM t1 WHERE a IN (SELECT k, v FROM kv)", fluss.ErrInvalid, "returns 2 columns"},
-		{"SELECT a FROM t1 WHERE a IN (SELECT a FROM t1 UNION SELECT k FROM kv)", fluss.ErrUnsupported, "UNION in a subquery is not supported"},
+		// A UNION's SELECTs bind as a derived table's do, in scopes of
+		// their own.
+		{"SELECT a FROM t1 WHERE EXISTS (SELECT k FROM kv WHERE k = t1.a UNION SELECT 1)", fluss.ErrNotFound, "table t1 of column t1.a is not in FROM"},
 		{"SELECT a FROM t1 LIMIT (SELECT 1)", fluss.ErrUnsupported, "a subquery in LIMIT is not supported"},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {

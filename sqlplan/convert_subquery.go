@@ -13,31 +13,24 @@ func (c *converter) subquery(kind SubqueryKind, x *sqlparser.Subquery) (*Subquer
 	if x == nil {
 		return nil, unsupported("an empty subquery")
 	}
-	sel, ok := x.Select.(*sqlparser.Select)
-	if !ok {
-		return nil, unsupported("%s in a subquery", setOperation(x.Select))
-	}
-	inner, err := c.selectStmt(sel)
+	q, err := c.setOperand(x.Select)
 	if err != nil {
 		return nil, err
 	}
-	// The canonical text of the inner query: placeholders in the
-	// statement's style and names as written, so a statement holding a
-	// subquery prints as text that parses back to it.
-	return &Subquery{Kind: kind, Select: inner, Text: inner.String()}, nil
-}
-
-func setOperation(s sqlparser.SelectStatement) string {
-	switch x := s.(type) {
-	case *sqlparser.Union:
-		if x.Type == "" {
-			return "UNION"
-		}
-		return strings.ToUpper(x.Type)
-	case *sqlparser.ParenSelect:
-		return "a parenthesized SELECT"
+	switch q := q.(type) {
+	case *Select:
+		// The canonical text of the inner query: placeholders in the
+		// statement's style and names as written, so a statement holding
+		// a subquery prints as text that parses back to it.
+		return &Subquery{Kind: kind, Select: q, Text: q.String()}, nil
+	case *Compound:
+		// A UNION reads as the derived table it is: SELECT * FROM
+		// (... UNION ...), whose SELECTs bind in scopes of their own.
+		inner := &Select{From: true, FromTree: &FromSelect{Compound: q, Alias: "union_subquery"},
+			Items: []SelectItem{{Star: true, Text: "*"}}}
+		return &Subquery{Kind: kind, Select: inner, Text: q.String()}, nil
 	}
-	return "this query"
+	return nil, unsupported("%T in a subquery", q)
 }
 
 func (c *converter) inSubquery(left Expr, x *sqlparser.Subquery, not bool) (Expr, error) {
