@@ -1,8 +1,6 @@
 package sqlplan
 
 import (
-	"strings"
-
 	"github.com/xwb1989/sqlparser"
 )
 
