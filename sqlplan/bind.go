@@ -675,6 +675,15 @@ func (b *binder) bindFunc(f *Func) (Expr, error) {
 		return &Literal{Value: Version, T: t}, nil
 	case "database", "schema":
 		return &Literal{Value: b.currentDB, T: t}, nil
+	case "coalesce", "ifnull":
+		// A constant first argument that is not NULL is the value, as
+		// MySQL folds it: the columns after it are never read, so they
+		// need not be grouped either.
+		if l, ok := out.Args[0].(*Literal); ok && l.Value != nil {
+			if v, err := metadata.CoerceValue(t, l.Value); err == nil {
+				return &Literal{Value: v, T: t}, nil
+			}
+		}
 	}
 	return out, nil
 }
