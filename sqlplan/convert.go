@@ -31,19 +31,30 @@ import (
 // (from lexStatement, with their offsets in src) and end is the offset of
 // the last one, a tokEOF token. Errors carry offsets in src, so that they
 // point into the caller's text however the query is embedded in it (after
-// EXPLAIN, in WITH, in CREATE VIEW).
-func parseDML(src string, start int, toks []token) (stmt Statement, err error) {
-	var ps paramStyle
+// EXPLAIN, in WITH, in CREATE VIEW). ps carries the placeholders of the
+// statement's earlier parts (nil for none), so that the ? of a WITH's
+// query count on from those of its common table expressions.
+func parseDML(src string, start int, toks []token, ps *paramStyle) (stmt Statement, err error) {
+	if ps == nil {
+		ps = &paramStyle{}
+	}
+	// The parser numbers the ? of the text it reads from 1; after earlier
+	// parts each ? is written as the :vN the parser would give it.
+	renumber := ps.questions > 0
 	var edits []edit
 	end := toks[len(toks)-1].pos
 	for i, t := range toks {
 		switch {
 		case t.kind == tokParam:
-			if _, err := ps.param(src, t); err != nil {
+			p, err := ps.param(src, t)
+			if err != nil {
 				return nil, err
 			}
-			if t.text[0] == '$' {
+			switch {
+			case t.text[0] == '$':
 				edits = append(edits, edit{pos: t.pos, end: t.end, text: ":v" + t.text[1:]})
+			case t.text == "?" && renumber:
+				edits = append(edits, edit{pos: t.pos, end: t.end, text: ":v" + strconv.Itoa(p.Ordinal)})
 			}
 		case t.kind == tokString:
 			// MySQL keeps the backslash of \% and \_ so that LIKE sees an

@@ -33,15 +33,15 @@ func Parse(sql string) (stmt Statement, err error) {
 	case first.kind == tokEOF:
 		return nil, &SyntaxError{Pos: len(sql), Msg: "empty statement"}
 	case first.kind == tokPunct && first.text == "(":
-		return parseDML(sql, 0, toks)
+		return parseDML(sql, 0, toks, nil)
 	case first.kind != tokIdent:
 		return nil, &SyntaxError{Pos: first.pos, Near: sql[first.pos:first.end], Msg: "expected a statement"}
 	}
 	switch strings.ToUpper(first.text) {
 	case "SELECT", "INSERT", "REPLACE", "UPDATE", "DELETE":
-		return parseDML(sql, 0, toks)
+		return parseDML(sql, 0, toks, nil)
 	case "WITH":
-		return nil, unsupported("WITH (common table expressions)")
+		return parseWith(sql, toks, &paramStyle{})
 	case "EXPLAIN":
 		return parseExplain(sql, toks)
 	}
@@ -70,13 +70,13 @@ func parseExplain(sql string, toks []token) (Statement, error) {
 		i += 2
 	}
 	start := toks[i-1].end
-	if t := toks[i]; !isWord(t, "SELECT") {
+	if t := toks[i]; !isWord(t, "SELECT") && !isWord(t, "WITH") {
 		if t.kind == tokEOF {
 			return nil, &SyntaxError{Pos: t.pos, Msg: "expected SELECT"}
 		}
 		return nil, &SyntaxError{Pos: t.pos, Near: sql[t.pos:t.end], Msg: "expected SELECT (EXPLAIN explains queries)"}
 	}
-	s, err := parseDML(sql, start, toks[i:])
+	s, err := parseQuery(sql, start, toks[i:], &paramStyle{})
 	if err != nil {
 		return nil, err
 	}
