@@ -15,6 +15,10 @@ type ViewInfo struct {
 	// Query is the view's query (a SELECT, a WITH or a compound query) as
 	// written, without the CREATE VIEW ... AS before it.
 	Query string `json:"query"`
+	// QueryDatabase is the database the query's unqualified table names
+	// resolve in: the connection's when the view was created, as MySQL
+	// resolves them, whichever database a later query of the view runs in.
+	QueryDatabase string `json:"query_database"`
 	// Columns are the names of the view's columns: those of its column
 	// list, else those of its query's output when it was created.
 	Columns   []string  `json:"columns"`
@@ -27,6 +31,9 @@ type ViewInfo struct {
 func (v *ViewInfo) Validate() error {
 	if err := v.Path.Validate(); err != nil {
 		return err
+	}
+	if err := ValidateName("database", v.QueryDatabase); err != nil {
+		return fmt.Errorf("view %s: %w", v.Path, err)
 	}
 	if strings.TrimSpace(v.Query) == "" {
 		return fmt.Errorf("%w: view %s has no query", ErrInvalidTable, v.Path)

@@ -12,7 +12,7 @@ import (
 )
 
 func viewAt(name, query string, cols ...string) metadata.ViewInfo {
-	return metadata.ViewInfo{Path: metadata.TablePath{Database: "fluss", Table: name}, Query: query, Columns: cols}
+	return metadata.ViewInfo{Path: metadata.TablePath{Database: "fluss", Table: name}, QueryDatabase: "fluss", Query: query, Columns: cols}
 }
 
 func TestViewsShareTheTablesNamespace(t *testing.T) {
@@ -74,7 +74,7 @@ func TestViewsShareTheTablesNamespace(t *testing.T) {
 
 	// A database holding a view is not empty.
 	require.NoError(t, e.CreateDatabase(ctx, "shop", false))
-	require.NoError(t, e.CreateView(ctx, metadata.ViewInfo{Path: metadata.TablePath{Database: "shop", Table: "w"}, Query: "SELECT 1", Columns: []string{"x"}}, false, false))
+	require.NoError(t, e.CreateView(ctx, metadata.ViewInfo{Path: metadata.TablePath{Database: "shop", Table: "w"}, QueryDatabase: "fluss", Query: "SELECT 1", Columns: []string{"x"}}, false, false))
 	err = e.DropDatabase(ctx, "shop", false, false)
 	require.ErrorIs(t, err, metadata.ErrConstraint)
 	require.Contains(t, err.Error(), "1 views")
@@ -98,7 +98,7 @@ func TestViewInfoIsValidated(t *testing.T) {
 	} {
 		require.ErrorIs(t, e.CreateView(ctx, v, false, false), metadata.ErrInvalidTable, "%+v", v)
 	}
-	err := e.CreateView(ctx, metadata.ViewInfo{Path: metadata.TablePath{Database: "nope", Table: "v"}, Query: "SELECT 1", Columns: []string{"x"}}, false, false)
+	err := e.CreateView(ctx, metadata.ViewInfo{Path: metadata.TablePath{Database: "nope", Table: "v"}, QueryDatabase: "fluss", Query: "SELECT 1", Columns: []string{"x"}}, false, false)
 	require.ErrorIs(t, err, metadata.ErrNotFound)
 }
 
