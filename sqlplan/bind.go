@@ -155,6 +155,11 @@ const Version = "8.0.0-fluss-0.1"
 // '$' suffix reads a virtual table of the table before it (see
 // ChangelogTable).
 func BindSelect(ctx context.Context, s *Select, cat Catalog, currentDB string, args []Arg) (*SelectPlan, error) {
+	if len(s.With) > 0 {
+		// Binding a common table expression's name as a derived table
+		// needs the FROM trees of issue 16.
+		return nil, unsupported("WITH")
+	}
 	plan := &SelectPlan{From: s.From, Distinct: s.Distinct, Limit: -1, Hints: s.Hints}
 	if s.From {
 		if err := resolveRead(ctx, cat, s.Table, currentDB, plan); err != nil {
