@@ -76,7 +76,7 @@ func parseExplain(sql string, toks []token) (Statement, error) {
 		}
 		return nil, &SyntaxError{Pos: t.pos, Near: sql[t.pos:t.end], Msg: "expected SELECT (EXPLAIN explains queries)"}
 	}
-	s, err := parseQuery(sql, start, toks[i:], &paramStyle{})
+	s, err := parseQueryTokens(sql, start, toks[i:], &paramStyle{})
 	if err != nil {
 		return nil, err
 	}

@@ -135,7 +135,7 @@ func (p *parser) asQuery(what string) (*Select, string, error) {
 		return nil, "", p.expected("the query of the " + what + " (SELECT or WITH)")
 	}
 	rest := p.toks[p.i:]
-	st, err := parseQuery(p.src, first.pos, rest, &paramStyle{})
+	st, err := parseQueryTokens(p.src, first.pos, rest, &paramStyle{})
 	if err != nil {
 		return nil, "", err
 	}

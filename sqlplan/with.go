@@ -24,7 +24,7 @@ type CTE struct {
 
 // parseQuery parses a query that may begin with WITH: the text
 // src[start:end] whose tokens are toks (ending with a tokEOF token at end).
-func parseQuery(src string, start int, toks []token, ps *paramStyle) (Statement, error) {
+func parseQueryTokens(src string, start int, toks []token, ps *paramStyle) (Statement, error) {
 	if isWord(toks[0], "WITH") {
 		return parseWith(src, toks, ps)
 	}
@@ -87,7 +87,7 @@ func parseWith(src string, toks []token, ps *paramStyle) (Statement, error) {
 				return nil, errAt(b, "expected ')'")
 			}
 		}
-		st, err := parseQuery(src, open.end, body, ps)
+		st, err := parseQueryTokens(src, open.end, body, ps)
 		if err != nil {
 			return nil, err
 		}
