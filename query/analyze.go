@@ -1,0 +1,112 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/flusslite/fluss/exec"
+	"github.com/flusslite/fluss/sqlplan"
+)
+
+// Analysis counts what each node of a running query yielded and the time
+// spent in it (its inputs included), for EXPLAIN ANALYZE.
+type Analysis struct {
+	nodes map[sqlplan.Relation]*nodeStats
+	top   nodeStats
+	// ran is false when the query was only opened (EXPLAIN): then the
+	// notes give the joins' strategies, not figures.
+	ran      bool
+	strategy map[*sqlplan.JoinRel]string
+}
+
+type nodeStats struct {
+	rows int64
+	took time.Duration
+}
+
+// Note renders a node's figures for sqlplan.FormatTreeNotes: rel nil is
+// the query's result.
+func (a *Analysis) Note(rel sqlplan.Relation) string {
+	var note string
+	if j, ok := rel.(*sqlplan.JoinRel); ok {
+		note = a.strategy[j]
+	}
+	if !a.ran {
+		return note
+	}
+	st := &a.top
+	if rel != nil {
+		var ok bool
+		if st, ok = a.nodes[rel]; !ok {
+			return note
+		}
+	}
+	return note + fmt.Sprintf(" (rows=%d time=%s)", st.rows, st.took.Round(time.Microsecond))
+}
+
+// Ran marks the query as read to its end, so notes give its figures.
+func (a *Analysis) Ran() { a.ran = true }
+
+// decided records how a join runs, for EXPLAIN.
+func (a *Analysis) decided(j *sqlplan.JoinRel, st strategy, lrows, rrows int64) {
+	if a == nil {
+		return
+	}
+	held, probe, heldRows := "right", lrows, rrows
+	if st.buildLeft {
+		held, probe, heldRows = "left", rrows, lrows
+	}
+	est := func(n int64) string {
+		if n < 0 {
+			return "?"
+		}
+		return fmt.Sprint(n)
+	}
+	if st.lookup {
+		a.strategy[j] = fmt.Sprintf(" [Lookup: %s, probe ~%s rows]", held, est(probe))
+		return
+	}
+	a.strategy[j] = fmt.Sprintf(" [Build: %s, ~%s rows]", held, est(heldRows))
+}
+
+// counted wraps a node's operator to count its rows and time.
+type counted struct {
+	in exec.Operator
+	st *nodeStats
+}
+
+func (c *counted) Next(ctx context.Context) (exec.Batch, error) {
+	start := time.Now()
+	b, err := c.in.Next(ctx)
+	c.st.took += time.Since(start)
+	if err == nil {
+		c.st.rows += int64(b.NumRows())
+	}
+	return b, err
+}
+
+func (c *counted) Close() error { return c.in.Close() }
+
+// track wraps op as rel's when the query is analyzed.
+func (a *Analysis) track(rel sqlplan.Relation, op exec.Operator) exec.Operator {
+	if a == nil {
+		return op
+	}
+	st := &nodeStats{}
+	a.nodes[rel] = st
+	return &counted{in: op, st: st}
+}
+
+// OpenAnalyzed opens sp as Open does, recording how each join runs and
+// counting rows and time at every node of its FROM tree and at its
+// result. EXPLAIN opens and closes it; EXPLAIN ANALYZE reads it to its
+// end first (then Ran).
+func OpenAnalyzed(ctx context.Context, r Reader, sp *sqlplan.SelectPlan, opts exec.Options) (exec.Operator, *Analysis, error) {
+	a := &Analysis{nodes: map[sqlplan.Relation]*nodeStats{}, strategy: map[*sqlplan.JoinRel]string{}}
+	op, err := open(ctx, r, sp, opts, a)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &counted{in: op, st: &a.top}, a, nil
+}
