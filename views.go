@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/planner"
 	"github.com/flusslite/fluss/sqlplan"
 )
 
@@ -24,7 +25,10 @@ func (s *Stmt) createView(ctx context.Context, st *sqlplan.CreateView) error {
 	if path.Database == infoSchemaDB {
 		return fmt.Errorf("cannot create view %s: information_schema is read-only: %w", path, metadata.ErrReadOnly)
 	}
-	sp, err := s.bindSelect(ctx, st.Select, nil)
+	if err := planner.CheckOptions(st.Select.Hints); err != nil {
+		return fmt.Errorf("OPTIONS hint: %w", err)
+	}
+	sp, err := sqlplan.BindSelect(ctx, st.Select, creatingView{sessionCatalog{eng: s.engine()}, path}, s.conn.database, nil)
 	if err != nil {
 		return fmt.Errorf("view %s: %w", path, err)
 	}
@@ -38,6 +42,22 @@ func (s *Stmt) createView(ctx context.Context, st *sqlplan.CreateView) error {
 		Query:         st.Query,
 		Columns:       names,
 	}, st.OrReplace, st.IfNotExists)
+}
+
+// creatingView is the catalog CREATE VIEW binds its query against: the
+// session's, where the view being created (or replaced) reads as a cycle,
+// not as its old definition, so that OR REPLACE cannot make a view that
+// reads itself through others.
+type creatingView struct {
+	sessionCatalog
+	path metadata.TablePath
+}
+
+func (c creatingView) View(ctx context.Context, path metadata.TablePath) (metadata.ViewInfo, bool, error) {
+	if path == c.path {
+		return metadata.ViewInfo{}, false, fmt.Errorf("view %s would read itself: %w", path, metadata.ErrUnsupported)
+	}
+	return c.sessionCatalog.View(ctx, path)
 }
 
 // viewColumnNames names a view's columns: its column list, which must
@@ -210,3 +230,21 @@ func (s *Stmt) infoSchemaViewRows(ctx context.Context, table, catalog, db string
 	}
 	return rows, nil
 }
+
+// View makes the session's catalog a sqlplan.ViewCatalog, so binding
+// expands views. information_schema has none; a table's name is no view.
+func (c sessionCatalog) View(ctx context.Context, path metadata.TablePath) (metadata.ViewInfo, bool, error) {
+	if strings.EqualFold(path.Database, infoSchemaDB) {
+		return metadata.ViewInfo{}, false, nil
+	}
+	v, err := c.eng.View(ctx, path)
+	switch {
+	case err == nil:
+		return v, true, nil
+	case errors.Is(err, metadata.ErrNotFound), errors.Is(err, metadata.ErrUnsupported):
+		return metadata.ViewInfo{}, false, nil
+	}
+	return metadata.ViewInfo{}, false, err
+}
+
+var _ sqlplan.ViewCatalog = sessionCatalog{}
