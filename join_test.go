@@ -95,6 +95,11 @@ func TestJoinOuter(t *testing.T) {
 	// An ON conjunct on the preserved side keeps every row of it.
 	require.Equal(t, []string{"1|<nil>", "2|<nil>", "3|bob", "4|<nil>", "5|<nil>", "6|<nil>"},
 		txRows(t, db, "SELECT o.id, c.name FROM orders o LEFT JOIN customers c ON o.cust = c.id AND o.amount = 30"))
+	// A LIMIT reaches the preserved side; each of its rows still joins.
+	got := txRows(t, db, "SELECT o.id, c.name FROM orders o LEFT JOIN customers c ON o.cust = c.id LIMIT 2 OFFSET 1")
+	require.Len(t, got, 2)
+	all := txRows(t, db, "SELECT o.id, c.name FROM orders o LEFT JOIN customers c ON o.cust = c.id")
+	require.Subset(t, all, got)
 	// Anti-join by IS NULL.
 	require.Equal(t, []string{"4", "5"},
 		txRows(t, db, "SELECT o.id FROM orders o LEFT JOIN customers c ON o.cust = c.id WHERE c.id IS NULL"))
