@@ -2,6 +2,7 @@ package sqlplan
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -114,4 +115,37 @@ func TestExpandNamesErrors(t *testing.T) {
 		require.ErrorIs(t, err, c.sentinel, c.q)
 		require.ErrorContains(t, err, c.contains, c.q)
 	}
+}
+
+// Binding sees the expanded names: output names follow the column lists,
+// and an error inside a view names the view but carries no position of
+// the caller's text.
+func TestBindExpandedNames(t *testing.T) {
+	cat := newViewCatalog(
+		fv("fluss", "v", "fluss", "SELECT id, i FROM t", "k", "w"),
+		fv("fluss", "gone", "fluss", "SELECT id FROM nosuch", "id"),
+	)
+	names := func(sql string) []string {
+		sp, err := BindSelect(context.Background(), mustSelect(t, sql), cat, "fluss", nil)
+		require.NoError(t, err, sql)
+		var out []string
+		for _, o := range sp.Output {
+			out = append(out, o.Name+":"+o.Expr.Type().String())
+		}
+		return out
+	}
+	require.Equal(t, []string{"a:BIGINT", "b:INT"}, names("WITH c (a, b) AS (SELECT id, i FROM t) SELECT * FROM c"))
+	require.Equal(t, []string{"k:BIGINT", "w:INT"}, names("SELECT * FROM v"))
+	require.Equal(t, []string{"w:INT"}, names("SELECT x.w FROM v AS x WHERE x.k > 1"))
+	require.Equal(t, []string{"k:BIGINT", "a:BIGINT"}, names("WITH c (a) AS (SELECT k FROM v) SELECT v.k, c.a FROM v JOIN c ON v.k = c.a"))
+
+	_, err := BindSelect(context.Background(), mustSelect(t, "SELECT id FROM gone"), cat, "fluss", nil)
+	require.ErrorIs(t, err, metadata.ErrNotFound)
+	require.ErrorContains(t, err, "view fluss.gone: ")
+	var ne *NameError
+	require.False(t, errors.As(err, &ne), "a name in a view's text has no place in the caller's")
+
+	_, err = BindSelect(context.Background(), mustSelect(t, "WITH c (a, b) AS (SELECT id FROM t) SELECT * FROM c"), cat, "fluss", nil)
+	require.ErrorIs(t, err, metadata.ErrInvalidValue)
+	require.ErrorContains(t, err, "c names 2 columns but its query returns 1")
 }
