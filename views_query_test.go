@@ -73,6 +73,9 @@ func TestWithQueries(t *testing.T) {
 	// It hides a table of its name and reads views; placeholders count on.
 	require.Equal(t, []string{"3"}, txRows(t, db, "WITH src AS (SELECT id FROM big WHERE id > ?) SELECT id FROM src WHERE id < ?", 2, 9))
 	require.Equal(t, []string{"2"}, txRows(t, db, "WITH g AS (SELECT grp, COUNT(*) AS n FROM src GROUP BY grp) SELECT COUNT(*) FROM g WHERE n = 2"))
+	// A common table expression may be a set operation.
+	require.Equal(t, []string{"1", "2", "3"}, txRows(t, db, "WITH a (k) AS (SELECT id FROM src WHERE id < 3 UNION SELECT id FROM big) SELECT k FROM a"))
+	require.Equal(t, []string{"2"}, txRows(t, db, "WITH a AS (SELECT id FROM src INTERSECT SELECT id FROM big WHERE id < 3) SELECT * FROM a"))
 	// A view and a table may be made from a WITH query.
 	mustExec(t, db, "CREATE VIEW wv AS WITH a AS (SELECT id FROM src WHERE v IS NULL) SELECT id FROM a")
 	require.Equal(t, []string{"4"}, txRows(t, db, "SELECT * FROM wv"))

@@ -77,8 +77,17 @@ func (fb *fromBinder) table(t *FromTable) (Relation, error) {
 }
 
 func (fb *fromBinder) derived(d *FromSelect) (Relation, error) {
-	// expandNames has expanded the names below already.
-	inner, err := bindSelectRules(fb.ctx, d.Select, fb.cat, fb.currentDB, fb.args, rules)
+	var inner *SelectPlan
+	var err error
+	if d.Compound != nil {
+		var cp *CompoundPlan
+		if cp, err = BindCompound(fb.ctx, d.Compound, fb.cat, fb.currentDB, fb.args); err == nil {
+			inner = compoundRows(cp)
+		}
+	} else {
+		// expandNames has expanded the names below already.
+		inner, err = bindSelectRules(fb.ctx, d.Select, fb.cat, fb.currentDB, fb.args, rules)
+	}
 	if err != nil {
 		if d.View != (metadata.TablePath{}) {
 			return nil, &ViewQueryError{View: d.View, Err: err}

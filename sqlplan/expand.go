@@ -73,11 +73,17 @@ func (x *expander) selectStmt(s *Select, scope *cteScope, db string) (*Select, e
 	out := *s
 	out.With = nil
 	for _, c := range s.With {
-		body, err := x.selectStmt(c.Select, scope, db)
+		e := CTE{Name: c.Name, Columns: c.Columns}
+		var err error
+		if c.Compound != nil {
+			e.Compound, err = x.compound(c.Compound, scope, db)
+		} else {
+			e.Select, err = x.selectStmt(c.Select, scope, db)
+		}
 		if err != nil {
 			return nil, err
 		}
-		scope = &cteScope{parent: scope, cte: CTE{Name: c.Name, Columns: c.Columns, Select: body}}
+		scope = &cteScope{parent: scope, cte: e}
 	}
 	switch {
 	case s.FromTree != nil:
@@ -100,17 +106,39 @@ func (x *expander) selectStmt(s *Select, scope *cteScope, db string) (*Select, e
 	return &out, nil
 }
 
+// compound expands each SELECT of a set operation.
+func (x *expander) compound(c *Compound, scope *cteScope, db string) (*Compound, error) {
+	out := *c
+	for _, side := range []*SetOperand{&out.Left, &out.Right} {
+		var err error
+		switch o := (*side).(type) {
+		case *Select:
+			*side, err = x.selectStmt(o, scope, db)
+		case *Compound:
+			*side, err = x.compound(o, scope, db)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return &out, nil
+}
+
 func (x *expander) fromItem(item FromItem, scope *cteScope, db string) (FromItem, error) {
 	switch f := item.(type) {
 	case *FromTable:
 		return x.table(f, scope, db)
 	case *FromSelect:
-		inner, err := x.selectStmt(f.Select, scope, db)
+		out := *f
+		var err error
+		if f.Compound != nil {
+			out.Compound, err = x.compound(f.Compound, scope, db)
+		} else {
+			out.Select, err = x.selectStmt(f.Select, scope, db)
+		}
 		if err != nil {
 			return nil, err
 		}
-		out := *f
-		out.Select = inner
 		return &out, nil
 	case *FromJoin:
 		l, err := x.fromItem(f.L, scope, db)
@@ -137,7 +165,7 @@ func (x *expander) table(t *FromTable, scope *cteScope, db string) (FromItem, er
 			if alias == "" {
 				alias = c.Name
 			}
-			return &FromSelect{Select: c.Select, Alias: alias, Columns: c.Columns}, nil
+			return &FromSelect{Select: c.Select, Compound: c.Compound, Alias: alias, Columns: c.Columns}, nil
 		}
 	}
 	path := t.Table

@@ -25,7 +25,9 @@ type FromTable struct {
 // requires the alias; so does fluss.
 type FromSelect struct {
 	Select *Select
-	Alias  string
+	// Compound is set instead of Select for (SELECT ... UNION SELECT ...).
+	Compound *Compound
+	Alias    string
 	// Columns rename the query's output columns, in order; nil keeps
 	// their names. Binding sets them for a common table expression or a
 	// view with a column list (the parser reads no column list here).
@@ -86,7 +88,12 @@ func (f *FromTable) String() string {
 }
 
 func (f *FromSelect) String() string {
-	s := "(" + f.Select.String() + ") AS " + quoteIdent(f.Alias)
+	var s string
+	if f.Compound != nil {
+		s = "(" + f.Compound.String() + ") AS " + quoteIdent(f.Alias)
+	} else {
+		s = "(" + f.Select.String() + ") AS " + quoteIdent(f.Alias)
+	}
 	if f.Columns != nil {
 		s += " (" + quoteIdents(f.Columns) + ")"
 	}
@@ -129,6 +136,9 @@ func (f *FromJoin) String() string {
 func fromExprs(f FromItem) []Expr {
 	switch x := f.(type) {
 	case *FromSelect:
+		if x.Compound != nil {
+			return x.Compound.exprs()
+		}
 		return x.Select.exprs()
 	case *FromJoin:
 		return append(append(fromExprs(x.L), fromExprs(x.R)...), x.On)

@@ -33,6 +33,9 @@ func FuzzParse(f *testing.F) {
 		"CREATE OR REPLACE VIEW db.v (a, b) AS SELECT i, 'it\\'s' FROM t # c",
 		"CREATE TABLE IF NOT EXISTS t2 (PRIMARY KEY (i) NOT ENFORCED) WITH ('bucket.num' = '2') AS SELECT i FROM t WHERE i = ?",
 		"DROP VIEW IF EXISTS v",
+		"(SELECT id FROM t ORDER BY i LIMIT ?) UNION ALL SELECT w FROM pk INTERSECT SELECT 1 EXCEPT DISTINCT (SELECT 2) ORDER BY 1 DESC LIMIT 2, ?",
+		"INSERT INTO pk (id, v) SELECT id, Name FROM t WHERE i = $1 UNION SELECT 1, 'x';",
+		"EXPLAIN ANALYZE (SELECT 1) INTERSECT ALL (SELECT 2)",
 	} {
 		f.Add(seed)
 	}
@@ -50,7 +53,16 @@ func FuzzParse(f *testing.F) {
 		case *Select:
 			_, _ = BindSelect(context.Background(), s, cat, "fluss", nil)
 		case *Explain:
-			_, _ = BindSelect(context.Background(), s.Select, cat, "fluss", nil)
+			if s.Compound != nil {
+				_, _ = BindCompound(context.Background(), s.Compound, cat, "fluss", nil)
+			} else {
+				_, _ = BindSelect(context.Background(), s.Select, cat, "fluss", nil)
+			}
+		case *Compound:
+			_, _ = BindCompound(context.Background(), s, cat, "fluss", nil)
+			again, err := Parse(text)
+			require.NoError(t, err, "canonical form %q of %q", text, sql)
+			require.Equal(t, text, again.String(), "canonical form %q of %q", text, sql)
 		case *Insert:
 			_, _ = BindInsert(context.Background(), s, cat, "fluss", nil)
 		case *Update:

@@ -33,13 +33,13 @@ func Parse(sql string) (stmt Statement, err error) {
 	case first.kind == tokEOF:
 		return nil, &SyntaxError{Pos: len(sql), Msg: "empty statement"}
 	case first.kind == tokPunct && first.text == "(":
-		return parseDML(sql, 0, toks, nil)
+		return parseDMLSetOps(sql, toks)
 	case first.kind != tokIdent:
 		return nil, &SyntaxError{Pos: first.pos, Near: sql[first.pos:first.end], Msg: "expected a statement"}
 	}
 	switch strings.ToUpper(first.text) {
 	case "SELECT", "INSERT", "REPLACE", "UPDATE", "DELETE":
-		return parseDML(sql, 0, toks, nil)
+		return parseDMLSetOps(sql, toks)
 	case "WITH":
 		return parseWith(sql, toks, &paramStyle{})
 	case "EXPLAIN":
@@ -70,7 +70,7 @@ func parseExplain(sql string, toks []token) (Statement, error) {
 		i += 2
 	}
 	start := toks[i-1].end
-	if t := toks[i]; !isWord(t, "SELECT") && !isWord(t, "WITH") {
+	if t := toks[i]; !isWord(t, "SELECT") && !isWord(t, "WITH") && !isPunct(t, "(") {
 		if t.kind == tokEOF {
 			return nil, &SyntaxError{Pos: t.pos, Msg: "expected SELECT"}
 		}
@@ -80,9 +80,11 @@ func parseExplain(sql string, toks []token) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	sel, ok := s.(*Select)
-	if !ok {
-		return nil, unsupported("EXPLAIN of %T", s)
+	switch x := s.(type) {
+	case *Select:
+		return &Explain{Select: x, Analyze: analyze}, nil
+	case *Compound:
+		return &Explain{Compound: x, Analyze: analyze}, nil
 	}
-	return &Explain{Select: sel, Analyze: analyze}, nil
+	return nil, unsupported("EXPLAIN of %T", s)
 }

@@ -14,7 +14,17 @@ type CTE struct {
 	Name string
 	// Columns rename the query's output columns; nil keeps its names.
 	Columns []string
-	Select  *Select
+	// Select is the query, or Compound when it is a set operation.
+	Select   *Select
+	Compound *Compound
+}
+
+// query is the CTE's query as a statement, for printing.
+func (c *CTE) query() Statement {
+	if c.Compound != nil {
+		return c.Compound
+	}
+	return c.Select
 }
 
 // xwb1989/sqlparser has no WITH: parseWith finds each common table
@@ -28,7 +38,7 @@ func parseQueryTokens(src string, start int, toks []token, ps *paramStyle) (Stat
 	if isWord(toks[0], "WITH") {
 		return parseWith(src, toks, ps)
 	}
-	return parseDML(src, start, toks, ps)
+	return parseSetQuery(src, start, toks, ps)
 }
 
 // parseWith parses WITH cte, ... query; toks[0] is WITH.
@@ -91,11 +101,14 @@ func parseWith(src string, toks []token, ps *paramStyle) (Statement, error) {
 		if err != nil {
 			return nil, err
 		}
-		sel, ok := st.(*Select)
-		if !ok {
+		switch q := st.(type) {
+		case *Select:
+			cte.Select = q
+		case *Compound:
+			cte.Compound = q
+		default:
 			return nil, &PosError{Pos: body[0].pos, Err: unsupported("%T as a common table expression", st)}
 		}
-		cte.Select = sel
 		ctes = append(ctes, cte)
 		i = closing + 1
 		if toks[i].kind == tokPunct && toks[i].text == "," {
@@ -114,13 +127,13 @@ func parseWith(src string, toks []token, ps *paramStyle) (Statement, error) {
 	default:
 		return nil, errAt(t, "expected SELECT or ','")
 	}
-	st, err := parseDML(src, t.pos, toks[i:], ps)
+	st, err := parseSetQuery(src, t.pos, toks[i:], ps)
 	if err != nil {
 		return nil, err
 	}
 	sel, ok := st.(*Select)
 	if !ok {
-		return nil, &PosError{Pos: t.pos, Err: unsupported("%T after WITH", st)}
+		return nil, &PosError{Pos: t.pos, Err: unsupported("a set operation after WITH")}
 	}
 	sel.With = ctes
 	return sel, nil
@@ -191,7 +204,7 @@ func formatWith(ctes []CTE) string {
 		if len(c.Columns) > 0 {
 			b.WriteString(" (" + quoteIdents(c.Columns) + ")")
 		}
-		b.WriteString(" AS (" + c.Select.String() + ")")
+		b.WriteString(" AS (" + c.query().String() + ")")
 	}
 	b.WriteString(" ")
 	return b.String()
@@ -201,7 +214,11 @@ func formatWith(ctes []CTE) string {
 func withExprs(ctes []CTE) []Expr {
 	var es []Expr
 	for _, c := range ctes {
-		es = append(es, c.Select.exprs()...)
+		if c.Compound != nil {
+			es = append(es, c.Compound.exprs()...)
+		} else {
+			es = append(es, c.Select.exprs()...)
+		}
 	}
 	return es
 }

@@ -33,7 +33,7 @@ func TestParseWith(t *testing.T) {
 			if c.Columns != nil {
 				fmt.Fprintf(&b, " (%s)", strings.Join(c.Columns, ", "))
 			}
-			fmt.Fprintf(&b, ": %s\n", c.Select)
+			fmt.Fprintf(&b, ": %s\n", c.query())
 		}
 		dumpSelect(&b, sel)
 		fmt.Fprintf(&b, "inputs: %d\n", st.NumInput())
