@@ -76,6 +76,9 @@ func TestWithQueries(t *testing.T) {
 	// A common table expression may be a set operation.
 	require.Equal(t, []string{"1", "2", "3"}, txRows(t, db, "WITH a (k) AS (SELECT id FROM src WHERE id < 3 UNION SELECT id FROM big) SELECT k FROM a"))
 	require.Equal(t, []string{"2"}, txRows(t, db, "WITH a AS (SELECT id FROM src INTERSECT SELECT id FROM big WHERE id < 3) SELECT * FROM a"))
+	// The query after WITH may be a set operation; each SELECT sees the WITH.
+	require.Equal(t, []string{"1", "2", "3"}, txRows(t, db, "WITH a AS (SELECT id FROM src WHERE grp = ?) SELECT id FROM a UNION SELECT id FROM big ORDER BY 1", "a"))
+	require.Equal(t, []string{"2"}, txRows(t, db, "WITH a AS (SELECT id FROM src WHERE grp = 'a') SELECT id FROM a INTERSECT SELECT id FROM big"))
 	// A view and a table may be made from a WITH query.
 	mustExec(t, db, "CREATE VIEW wv AS WITH a AS (SELECT id FROM src WHERE v IS NULL) SELECT id FROM a")
 	require.Equal(t, []string{"4"}, txRows(t, db, "SELECT * FROM wv"))

@@ -68,6 +68,9 @@ type Compound struct {
 	OrderBy []OrderItem
 	// Limit and Offset are nil when absent; either may be a Param.
 	Limit, Offset Expr
+	// With are the common table expressions of WITH ... before the set
+	// operation; nil without WITH (and on every inner Compound).
+	With []CTE
 }
 
 func (*Compound) isStatement() {}
@@ -76,7 +79,7 @@ func (*Compound) isStatement() {}
 func (c *Compound) NumInput() int { return countInputs(c.exprs()...) }
 
 func (c *Compound) exprs() []Expr {
-	var es []Expr
+	es := withExprs(c.With)
 	for _, o := range []SetOperand{c.Left, c.Right} {
 		switch x := o.(type) {
 		case *Select:
@@ -114,6 +117,7 @@ func (c *Compound) String() string {
 		return "(" + o.String() + ")"
 	}
 	var b strings.Builder
+	b.WriteString(formatWith(c.With))
 	b.WriteString(operand(c.Left) + " " + c.Kind.String())
 	if c.All {
 		b.WriteString(" ALL")
@@ -647,6 +651,10 @@ func (p *CompoundPlan) Selects() []*SelectPlan {
 // BindCompound binds every SELECT of c as BindSelect does, then the
 // columns they share and the ORDER BY and LIMIT of each set operation.
 func BindCompound(ctx context.Context, c *Compound, cat Catalog, currentDB string, args []Arg) (*CompoundPlan, error) {
+	c, err := expandCompound(ctx, c, cat, currentDB)
+	if err != nil {
+		return nil, err
+	}
 	p, err := bindCompoundTree(ctx, c, cat, currentDB, args)
 	if err != nil {
 		return nil, err

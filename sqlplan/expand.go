@@ -41,6 +41,39 @@ func expandNames(ctx context.Context, s *Select, cat Catalog, currentDB string) 
 	return x.selectStmt(s, nil, "")
 }
 
+// expandCompound is expandNames for a set operation, whose WITH is in
+// scope in each of its SELECTs.
+func expandCompound(ctx context.Context, c *Compound, cat Catalog, currentDB string) (*Compound, error) {
+	views, _ := cat.(ViewCatalog)
+	if len(c.With) == 0 && views == nil {
+		return c, nil
+	}
+	if currentDB == "" {
+		currentDB = metadata.DefaultDatabase
+	}
+	x := &expander{ctx: ctx, views: views, currentDB: currentDB}
+	return x.compound(c, nil, "")
+}
+
+// with expands the common table expressions of a WITH, each in the scope
+// of those before it, and returns the scope they make.
+func (x *expander) with(ctes []CTE, scope *cteScope, db string) (*cteScope, error) {
+	for _, c := range ctes {
+		e := CTE{Name: c.Name, Columns: c.Columns}
+		var err error
+		if c.Compound != nil {
+			e.Compound, err = x.compound(c.Compound, scope, db)
+		} else {
+			e.Select, err = x.selectStmt(c.Select, scope, db)
+		}
+		if err != nil {
+			return nil, err
+		}
+		scope = &cteScope{parent: scope, cte: e}
+	}
+	return scope, nil
+}
+
 type expander struct {
 	ctx   context.Context
 	views ViewCatalog
@@ -72,18 +105,9 @@ func (sc *cteScope) find(name string) (CTE, bool) {
 func (x *expander) selectStmt(s *Select, scope *cteScope, db string) (*Select, error) {
 	out := *s
 	out.With = nil
-	for _, c := range s.With {
-		e := CTE{Name: c.Name, Columns: c.Columns}
-		var err error
-		if c.Compound != nil {
-			e.Compound, err = x.compound(c.Compound, scope, db)
-		} else {
-			e.Select, err = x.selectStmt(c.Select, scope, db)
-		}
-		if err != nil {
-			return nil, err
-		}
-		scope = &cteScope{parent: scope, cte: e}
+	scope, err := x.with(s.With, scope, db)
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case s.FromTree != nil:
@@ -109,6 +133,11 @@ func (x *expander) selectStmt(s *Select, scope *cteScope, db string) (*Select, e
 // compound expands each SELECT of a set operation.
 func (x *expander) compound(c *Compound, scope *cteScope, db string) (*Compound, error) {
 	out := *c
+	out.With = nil
+	scope, err := x.with(c.With, scope, db)
+	if err != nil {
+		return nil, err
+	}
 	for _, side := range []*SetOperand{&out.Left, &out.Right} {
 		var err error
 		switch o := (*side).(type) {

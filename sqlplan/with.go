@@ -131,12 +131,15 @@ func parseWith(src string, toks []token, ps *paramStyle) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	sel, ok := st.(*Select)
-	if !ok {
-		return nil, &PosError{Pos: t.pos, Err: unsupported("a set operation after WITH")}
+	switch q := st.(type) {
+	case *Select:
+		q.With = ctes
+	case *Compound:
+		q.With = ctes
+	default:
+		return nil, &PosError{Pos: t.pos, Err: unsupported("%T after WITH", st)}
 	}
-	sel.With = ctes
-	return sel, nil
+	return st, nil
 }
 
 // cteColumns reads the column list of a common table expression from

@@ -25,6 +25,15 @@ func TestParseWith(t *testing.T) {
 		case *Explain:
 			b.WriteString("explain\n")
 			sel = s.Select
+		case *Compound:
+			for _, c := range s.With {
+				fmt.Fprintf(&b, "cte %s: %s\n", c.Name, c.query())
+			}
+			fmt.Fprintf(&b, "compound: %s\ninputs: %d\n", s, s.NumInput())
+			again, err := Parse(st.String())
+			require.NoError(t, err)
+			require.Equal(t, st.String(), again.String())
+			return b.String()
 		default:
 			t.Fatalf("parsed %T", st)
 		}
