@@ -10,6 +10,7 @@ import (
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/planner"
 	"github.com/flusslite/fluss/sqlplan"
+	"github.com/flusslite/fluss/storage"
 )
 
 // A view is stored as its query's text and its column names; everything
@@ -248,3 +249,20 @@ func (c sessionCatalog) View(ctx context.Context, path metadata.TablePath) (meta
 }
 
 var _ sqlplan.ViewCatalog = sessionCatalog{}
+
+// writeCatalog is the catalog UPDATE and DELETE bind against: the
+// engine's tables, the target among them (a view or information_schema
+// is no target), and the views their subqueries may read.
+type writeCatalog struct {
+	eng *storage.Engine
+}
+
+func (c writeCatalog) TableInfo(ctx context.Context, path metadata.TablePath) (metadata.TableInfo, error) {
+	return c.eng.TableInfo(ctx, path)
+}
+
+func (c writeCatalog) View(ctx context.Context, path metadata.TablePath) (metadata.ViewInfo, bool, error) {
+	return sessionCatalog{eng: c.eng}.View(ctx, path)
+}
+
+var _ sqlplan.ViewCatalog = writeCatalog{}

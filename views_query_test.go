@@ -104,3 +104,20 @@ func TestWithQueries(t *testing.T) {
 		requireSentinel(t, err, c.sentinel, c.contains)
 	}
 }
+
+// Views and common table expressions read inside subqueries too, also
+// those of UPDATE and DELETE; a common table expression hides a table of
+// its name there as in FROM.
+func TestViewsAndWithInSubqueries(t *testing.T) {
+	db, _ := openViewDB(t)
+	require.Equal(t, []string{"2", "3"}, txRows(t, db, "SELECT id FROM src WHERE id IN (SELECT id FROM big)"))
+	require.Equal(t, []string{"1|30"}, txRows(t, db, "SELECT id, (SELECT MAX(val) FROM big) FROM src WHERE NOT EXISTS (SELECT 1 FROM big WHERE big.id = src.id) AND v IS NOT NULL"))
+	// The table src would give 2 and 3.
+	require.Equal(t, []string{"2"}, txRows(t, db, "WITH src AS (SELECT 1 AS id) SELECT id FROM big WHERE id IN (SELECT id + 1 FROM src)"))
+
+	mustExec(t, db, "CREATE TABLE kv (id BIGINT, n INT, PRIMARY KEY (id) NOT ENFORCED)")
+	mustExec(t, db, "INSERT INTO kv VALUES (1, 0), (2, 0), (3, 0), (4, 0)")
+	require.EqualValues(t, 2, affected(t)(db.Exec("UPDATE kv SET n = 1 WHERE id IN (SELECT id FROM big)")))
+	require.EqualValues(t, 1, affected(t)(db.Exec("DELETE FROM kv WHERE id = (SELECT MIN(id) FROM big)")))
+	require.Equal(t, []string{"1|0", "3|1", "4|0"}, txRows(t, db, "SELECT * FROM kv"))
+}

@@ -109,6 +109,11 @@ func (x *expander) selectStmt(s *Select, scope *cteScope, db string) (*Select, e
 	if err != nil {
 		return nil, err
 	}
+	if selectHasSubquery(s) {
+		if err := x.subqueries(&out, scope, db); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case s.FromTree != nil:
 		tree, err := x.fromItem(s.FromTree, scope, db)
@@ -128,6 +133,86 @@ func (x *expander) selectStmt(s *Select, scope *cteScope, db string) (*Select, e
 		out.Table, out.Alias, out.FromTree = metadata.TablePath{}, "", item
 	}
 	return &out, nil
+}
+
+// selectHasSubquery reports whether a clause of s outside FROM holds a
+// subquery.
+func selectHasSubquery(s *Select) bool {
+	for _, it := range s.Items {
+		if hasSubquery(it.Expr) {
+			return true
+		}
+	}
+	for _, o := range s.OrderBy {
+		if hasSubquery(o.Expr) {
+			return true
+		}
+	}
+	for _, g := range s.GroupBy {
+		if hasSubquery(g) {
+			return true
+		}
+	}
+	return hasSubquery(s.Where) || hasSubquery(s.Having)
+}
+
+// subqueries expands the inner queries of the subqueries in out's
+// clauses, in the scope of out's common table expressions: a name there
+// may be one of them or a view. out is a copy whose slices are replaced,
+// never written through.
+func (x *expander) subqueries(out *Select, scope *cteScope, db string) error {
+	var err error
+	rw := func(e Expr) Expr {
+		if err != nil || e == nil {
+			return e
+		}
+		var r Expr
+		r, err = x.rewriteSubqueries(e, scope, db)
+		return r
+	}
+	items := make([]SelectItem, len(out.Items))
+	for i, it := range out.Items {
+		it.Expr = rw(it.Expr)
+		items[i] = it
+	}
+	out.Items = items
+	out.Where, out.Having = rw(out.Where), rw(out.Having)
+	if out.GroupBy != nil {
+		gb := make([]Expr, len(out.GroupBy))
+		for i, g := range out.GroupBy {
+			gb[i] = rw(g)
+		}
+		out.GroupBy = gb
+	}
+	if out.OrderBy != nil {
+		ob := make([]OrderItem, len(out.OrderBy))
+		for i, o := range out.OrderBy {
+			o.Expr = rw(o.Expr)
+			ob[i] = o
+		}
+		out.OrderBy = ob
+	}
+	return err
+}
+
+// rewriteSubqueries returns e with each subquery's inner query expanded.
+func (x *expander) rewriteSubqueries(e Expr, scope *cteScope, db string) (Expr, error) {
+	var err error
+	out := Rewrite(e, func(n Expr) Expr {
+		sq, ok := n.(*Subquery)
+		if !ok || sq.Select == nil || err != nil {
+			return n
+		}
+		inner, ierr := x.selectStmt(sq.Select, scope, db)
+		if ierr != nil {
+			err = ierr
+			return n
+		}
+		c := *sq
+		c.Select = inner
+		return &c
+	})
+	return out, err
 }
 
 // compound expands each SELECT of a set operation.
@@ -180,6 +265,12 @@ func (x *expander) fromItem(item FromItem, scope *cteScope, db string) (FromItem
 		}
 		out := *f
 		out.L, out.R = l, r
+		if f.On != nil && hasSubquery(f.On) {
+			var err error
+			if out.On, err = x.rewriteSubqueries(f.On, scope, db); err != nil {
+				return nil, err
+			}
+		}
 		return &out, nil
 	}
 	return item, nil

@@ -149,3 +149,32 @@ func TestBindExpandedNames(t *testing.T) {
 	require.ErrorIs(t, err, metadata.ErrInvalidValue)
 	require.ErrorContains(t, err, "c names 2 columns but its query returns 1")
 }
+
+// The inner queries of subqueries are expanded in the scope of the
+// enclosing WITH; a subquery prints as written, so its inner Select is
+// what changes.
+func TestExpandNamesInSubqueries(t *testing.T) {
+	cat := newViewCatalog(fv("fluss", "v", "shop", "SELECT id FROM t WHERE id > 1", "id"))
+	inner := func(sql string) []string {
+		got, err := expandNames(context.Background(), mustSelect(t, sql), cat, "fluss")
+		require.NoError(t, err, sql)
+		var out []string
+		for _, e := range got.exprs() {
+			Walk(e, func(x Expr) bool {
+				if sq, ok := x.(*Subquery); ok {
+					out = append(out, sq.Select.String())
+				}
+				return true
+			})
+		}
+		return out
+	}
+	require.Equal(t, []string{"SELECT id FROM (SELECT 1 AS id) AS t"},
+		inner("WITH t AS (SELECT 1 AS id) SELECT id FROM v WHERE id IN (SELECT id FROM t)"))
+	require.Equal(t, []string{
+		"SELECT MAX(id) FROM (SELECT id FROM shop.t WHERE id > 1) AS v (id)",
+		"SELECT 1 FROM (SELECT id FROM shop.t WHERE id > 1) AS v (id) WHERE v.id = t.id",
+	}, inner("SELECT id, (SELECT MAX(id) FROM v) FROM t WHERE EXISTS (SELECT 1 FROM v WHERE v.id = t.id)"))
+	require.Equal(t, []string{"SELECT id FROM (SELECT 2 AS id) AS c"},
+		inner("WITH c AS (SELECT 2 AS id) SELECT a.id FROM t AS a JOIN t AS b ON a.id = b.id AND a.id IN (SELECT id FROM c)"))
+}
