@@ -175,6 +175,10 @@ const Version = "8.0.0-fluss-0.1"
 // '$' suffix reads a virtual table of the table before it (see
 // ChangelogTable).
 func BindSelect(ctx context.Context, s *Select, cat Catalog, currentDB string, args []Arg) (*SelectPlan, error) {
+	s, err := expandNames(ctx, s, cat, currentDB)
+	if err != nil {
+		return nil, err
+	}
 	return bindSelectRules(ctx, s, cat, currentDB, args, rules)
 }
 
