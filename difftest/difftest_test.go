@@ -118,9 +118,14 @@ func mustExec(t *testing.T, db *sql.DB, q string) {
 	}
 }
 
+// querier is a *sql.DB or a *sql.Tx.
+type querier interface {
+	Query(q string, args ...any) (*sql.Rows, error)
+}
+
 // run returns the rows of q with numbers as float64 (both engines agree
 // on the values, not always on int versus float), text as string.
-func run(db *sql.DB, q string) ([][]any, error) {
+func run(db querier, q string) ([][]any, error) {
 	rs, err := db.Query(q)
 	if err != nil {
 		return nil, err

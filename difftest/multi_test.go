@@ -1,6 +1,7 @@
 package difftest
 
 import (
+	"context"
 	"database/sql"
 	"flag"
 	"fmt"
@@ -33,6 +34,7 @@ var (
 // turns it on for one run, to see where fluss stands.
 var forms = map[string]bool{
 	"single":    true,  // one table: filters, aggregates, GROUP BY, ORDER BY + LIMIT
+	"lake":      true,  // t$lake, the readable lake snapshot, as a relation
 	"join":      false, // [INNER] JOIN ... ON equalities between the sides
 	"left":      false, // LEFT [OUTER] JOIN
 	"right":     false, // RIGHT [OUTER] JOIN
@@ -236,12 +238,18 @@ func (m mtable) load(r *rand.Rand) []setupStmt {
 			both("INSERT" + q)
 		}
 	}
+	dropped := false
 	change := func() {
 		if !m.pk {
 			return
 		}
 		both(fmt.Sprintf("UPDATE %s SET a = a + %d WHERE k = %d", m.name, 1+r.IntN(5), r.IntN(7)))
-		both(fmt.Sprintf("DELETE FROM %s WHERE a < %d", m.name, -16+r.IntN(6)))
+		if !dropped {
+			// A DELETE of a key that only the lake holds (its partition
+			// dropped from the engine) emits nothing, as in Fluss: the
+			// row stays, where SQLite would delete it.
+			both(fmt.Sprintf("DELETE FROM %s WHERE a < %d", m.name, -16+r.IntN(6)))
+		}
 	}
 	for range 1 + r.IntN(3) {
 		insert(10 + r.IntN(25))
@@ -253,7 +261,18 @@ func (m mtable) load(r *rand.Rand) []setupStmt {
 	}
 	change()
 	if m.lake {
-		out = append(out, setupStmt{fluss: "CALL sys.tier('" + m.name + "')"})
+		// SQLite keeps a copy of what was tiered, which is what fluss's
+		// m$lake reads.
+		lake := "`" + m.name + "$lake`"
+		out = append(out, setupStmt{fluss: "CALL sys.tier('" + m.name + "')",
+			lite: "CREATE TABLE " + lake + " AS SELECT * FROM " + m.name})
+		if m.partitioned && r.IntN(2) == 0 {
+			// Every row of z is tiered, so the lake still holds them all:
+			// the table reads as before, and rows written to z after this
+			// add to them.
+			out = append(out, setupStmt{fluss: "ALTER TABLE " + m.name + " DROP PARTITION (p = 'z')"})
+			dropped = true
+		}
 		if r.IntN(4) > 0 {
 			insert(5 + r.IntN(15))
 			change()
@@ -307,7 +326,14 @@ func runMulti(t *testing.T, seed uint64, on map[string]bool) {
 		if err != nil {
 			t.Fatalf("sqlite failed (a generator bug): %v\n%s", err, failCtx(i, q))
 		}
-		got, err := run(fl, q)
+		var got [][]any
+		if g.chance(8) {
+			// A read-only transaction reads one view, its lookups too.
+			got, err = runTx(fl, q)
+			q += "\n  (fluss: in a read-only transaction)"
+		} else {
+			got, err = run(fl, q)
+		}
 		if err != nil {
 			t.Fatalf("fluss failed: %v\n%s", err, failCtx(i, q))
 		}
@@ -329,6 +355,16 @@ func runMulti(t *testing.T, seed uint64, on map[string]bool) {
 	if ran >= 50 && nonEmpty < ran/3 {
 		t.Fatalf("seed %d: only %d of %d queries returned rows", seed, nonEmpty, ran)
 	}
+}
+
+// runTx is run inside a read-only snapshot transaction.
+func runTx(db *sql.DB, q string) ([][]any, error) {
+	tx, err := db.BeginTx(context.Background(), &sql.TxOptions{Isolation: sql.LevelSnapshot, ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	return run(tx, q)
 }
 
 // ddl is the CREATE TABLE statements of fluss, for a failure's report.
@@ -595,6 +631,10 @@ func (g *mgen) source() (string, rel) {
 		return g.derived()
 	}
 	m := g.table()
+	if g.on["lake"] && m.lake && g.chance(5) {
+		a := g.newAlias("l")
+		return "`" + m.name + "$lake` AS " + a, rel{alias: a, cols: m.cols()}
+	}
 	if g.chance(4) && !g.usesName(m.name) {
 		g.used = append(g.used, m.name)
 		return m.name, rel{alias: m.name, cols: m.cols()}
@@ -636,6 +676,10 @@ func (g *mgen) onCond(left []rel, r rel) string {
 	}
 	var c string
 	switch {
+	case has(l, "p") && has(r, "p") && g.chance(3):
+		// The whole key of a partitioned key table: a lookup join when
+		// the other side is small.
+		c = eq("p", "p") + " AND " + eq("id", "id")
 	case has(l, "id") && has(r, "id") && g.chance(4):
 		c = eq("k", "k") + " AND " + eq("id", "id")
 	case has(l, "a") && has(r, "k") && g.chance(4):
