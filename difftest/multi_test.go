@@ -168,7 +168,41 @@ func newTables(r *rand.Rand) ([]mtable, []setupStmt) {
 	for _, m := range ts {
 		stmts = append(stmts, m.load(r)...)
 	}
+	for range r.IntN(3) {
+		if st, ok := copyRows(r, ts); ok {
+			stmts = append(stmts, st)
+		}
+	}
 	return ts, stmts
+}
+
+// copyRows is an INSERT ... SELECT from one table into another or into
+// itself (which must read the table before it writes). A key table takes
+// rows only from a key table of the same key, so that no key comes twice
+// and which row wins does not depend on the order they are read in.
+func copyRows(r *rand.Rand, ts []mtable) (setupStmt, bool) {
+	dst, src := ts[r.IntN(len(ts))], ts[r.IntN(len(ts))]
+	if dst.pk && (!src.pk || src.partitioned != dst.partitioned) {
+		return setupStmt{}, false
+	}
+	cols, sel := "id, k, a, c, s", "id, k + 1, a, c, s"
+	if dst.pk {
+		// Upserts of existing keys with new values.
+		sel = "id, k, a - 1, c, s"
+	}
+	if dst.partitioned {
+		cols += ", p"
+		if src.partitioned {
+			sel += ", p"
+		} else {
+			sel += ", 'y'"
+		}
+	}
+	q := fmt.Sprintf(" INTO %s (%s) SELECT %s FROM %s WHERE k %s %d", dst.name, cols, sel, src.name, []string{"<", ">=", "<>"}[r.IntN(3)], r.IntN(7))
+	if dst.pk {
+		return setupStmt{fluss: "INSERT" + q, lite: "INSERT OR REPLACE" + q}, true
+	}
+	return setupStmt{fluss: "INSERT" + q, lite: "INSERT" + q}, true
 }
 
 func (m mtable) flussDDL() string {
