@@ -805,7 +805,9 @@ func (g *mgen) from() (string, []rel) {
 				if !hasOnly(sc, r, "k") || !once(sc, r, "k") {
 					text += " " + g.joinWord(kind) + " " + s + " ON " + g.onCond(sc, r)
 				} else {
-					text += " NATURAL " + g.joinWord(kind) + " " + s
+					// NATURAL INNER JOIN is MySQL's too, but the parser
+					// knows only NATURAL JOIN for it.
+					text += " NATURAL " + strings.TrimPrefix(g.joinWord(kind), "INNER ") + " " + s
 				}
 			} else {
 				text += " " + g.joinWord(kind) + " " + s + " ON " + g.onCond(sc, r)
