@@ -170,6 +170,11 @@ func gormMany2Many(t *testing.T, db *gorm.DB, ann Employee) {
 	var links int64
 	require.NoError(t, db.Table("employee_languages").Where("employee_id = ?", ann.ID).Count(&links).Error)
 	require.Equal(t, int64(2), links)
+	// Preload of a many2many reads the join table, then the languages,
+	// each with IN.
+	var withLangs Employee
+	require.NoError(t, db.Preload("Languages").First(&withLangs, ann.ID).Error)
+	require.Len(t, withLangs.Languages, 2)
 	needs(t, "join")
 	require.Equal(t, int64(2), db.Model(&ann).Association("Languages").Count())
 	var langs []Language
@@ -236,8 +241,8 @@ type sqlxEmployee struct {
 
 type sqlxRow struct {
 	sqlxCompany
-	Employee string        `db:"employee"`
-	Orders   sql.NullInt64 `db:"orders"`
+	Employee sql.NullString `db:"employee"`
+	Orders   sql.NullInt64  `db:"orders"`
 }
 
 func TestSqlxJoins(t *testing.T) {
@@ -262,18 +267,20 @@ func TestSqlxJoins(t *testing.T) {
 		{12, "cid", sqlxCompany{1, "acme"}},
 	}, emps)
 
-	// An embedded struct takes the unprefixed columns; a LEFT JOIN with an
-	// aggregate gives NULL counts a NullInt64 reads.
+	// An embedded struct takes the unprefixed columns; a LEFT JOIN without
+	// a match gives a NULL name and a count of 0.
 	var rows []sqlxRow
 	require.NoError(t, db.Select(&rows, "SELECT c.id, c.name, e.name AS employee, COUNT(o.id) AS orders "+
 		"FROM companies c LEFT JOIN employees e ON e.company_id = c.id LEFT JOIN orders o ON o.employee_id = e.id "+
 		"WHERE e.name IS NOT NULL OR c.id = ? GROUP BY c.id, c.name, e.name ORDER BY c.id, e.name", 3))
-	require.Len(t, rows, 4)
-	require.Equal(t, sqlxRow{sqlxCompany{1, "acme"}, "ann", sql.NullInt64{Int64: 2, Valid: true}}, rows[0])
-	require.Equal(t, sqlxRow{sqlxCompany{1, "acme"}, "cid", sql.NullInt64{Int64: 0, Valid: true}}, rows[1])
-	require.Equal(t, "globex", rows[2].Name)
-	require.Equal(t, sqlxCompany{3, "initech"}, rows[3].sqlxCompany)
-	require.Empty(t, rows[3].Employee)
+	name := func(s string) sql.NullString { return sql.NullString{String: s, Valid: true} }
+	count := func(n int64) sql.NullInt64 { return sql.NullInt64{Int64: n, Valid: true} }
+	require.Equal(t, []sqlxRow{
+		{sqlxCompany{1, "acme"}, name("ann"), count(2)},
+		{sqlxCompany{1, "acme"}, name("cid"), count(0)},
+		{sqlxCompany{2, "globex"}, name("bob"), count(1)},
+		{sqlxCompany{3, "initech"}, sql.NullString{}, count(0)},
+	}, rows)
 
 	// Get of one joined row by a placeholder, and sqlx.In on the joined side.
 	var one sqlxEmployee
