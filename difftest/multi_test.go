@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The multi-table differential test: every seed builds two or three random
@@ -27,6 +28,8 @@ var (
 	flagQuery   = flag.Int("difftest.query", -1, "run only this query number of each seed (-1: all)")
 	flagForms   = flag.String("difftest.forms", "", "comma-separated query forms to generate beyond those on by default, or 'all'")
 	flagDump    = flag.Bool("difftest.dump", false, "print every statement that sets up a seed's tables")
+	flagBudget  = flag.Duration("difftest.budget", 90*time.Second, "TestMultiTable starts no new query after this, so that a slow engine cannot stretch CI (the queries it ran are logged)")
+	flagHang    = flag.Duration("difftest.hang", 20*time.Second, "a query of TestMultiTable that takes longer fails as a hang")
 )
 
 // forms are the query forms the generator emits, each on once fluss
@@ -81,6 +84,7 @@ func formsOn(t *testing.T) map[string]bool {
 
 func TestMultiTable(t *testing.T) {
 	on := formsOn(t)
+	deadline := time.Now().Add(*flagBudget)
 	var seeds []uint64
 	if *flagSeed != 0 {
 		seeds = []uint64{*flagSeed}
@@ -92,7 +96,7 @@ func TestMultiTable(t *testing.T) {
 	for _, seed := range seeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Parallel()
-			runMulti(t, seed, on)
+			runMulti(t, seed, on, deadline)
 		})
 	}
 }
@@ -315,7 +319,7 @@ func (m mtable) load(r *rand.Rand) []setupStmt {
 	return out
 }
 
-func runMulti(t *testing.T, seed uint64, on map[string]bool) {
+func runMulti(t *testing.T, seed uint64, on map[string]bool, deadline time.Time) {
 	r := rand.New(rand.NewPCG(seed, 0xd1ff))
 	tables, stmts := newTables(r)
 	fl, err := sql.Open("fluss", ":memory:?tiering=off")
@@ -354,9 +358,13 @@ func runMulti(t *testing.T, seed uint64, on map[string]bool) {
 		if *flagQuery >= 0 && i != *flagQuery {
 			continue
 		}
+		if time.Now().After(deadline) {
+			t.Logf("seed %d: -difftest.budget spent, %d of %d queries ran", seed, ran, *flagQueries)
+			break
+		}
 		g := &mgen{r: rand.New(rand.NewPCG(seed, uint64(i))), tables: tables, on: on}
 		q, ordered := g.query()
-		want, err := run(lite, q)
+		want, err := runFor(lite, q)
 		if err != nil {
 			t.Fatalf("sqlite failed (a generator bug): %v\n%s", err, failCtx(i, q))
 		}
@@ -366,7 +374,7 @@ func runMulti(t *testing.T, seed uint64, on map[string]bool) {
 			got, err = runTx(fl, q)
 			q += "\n  (fluss: in a read-only transaction)"
 		} else {
-			got, err = run(fl, q)
+			got, err = runFor(fl, q)
 		}
 		if err != nil {
 			t.Fatalf("fluss failed: %v\n%s", err, failCtx(i, q))
@@ -391,14 +399,25 @@ func runMulti(t *testing.T, seed uint64, on map[string]bool) {
 	}
 }
 
-// runTx is run inside a read-only snapshot transaction.
+// runFor is run with -difftest.hang as its deadline.
+func runFor(db querier, q string) ([][]any, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), *flagHang)
+	defer cancel()
+	rows, err := runCtx(ctx, db, q)
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("no answer within -difftest.hang (%v), a hang: %w", *flagHang, err)
+	}
+	return rows, err
+}
+
+// runTx is runFor inside a read-only snapshot transaction.
 func runTx(db *sql.DB, q string) ([][]any, error) {
 	tx, err := db.BeginTx(context.Background(), &sql.TxOptions{Isolation: sql.LevelSnapshot, ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
-	return run(tx, q)
+	return runFor(tx, q)
 }
 
 // ddl is the CREATE TABLE statements of fluss, for a failure's report.
