@@ -629,7 +629,16 @@ func (g *mgen) subqueryCond(outer []rel) (string, bool) {
 	}
 	switch g.pick(kinds...) {
 	case "in":
-		return g.intExpr(outer, 1) + g.pick(" IN ", " NOT IN ") + "(SELECT " + g.icol(inner) + from + filter(inner) + ")", true
+		sub := "SELECT " + g.icol(inner) + from + filter(inner)
+		switch g.r.IntN(4) {
+		case 0:
+			sub = "SELECT DISTINCT " + g.icol(inner) + from + filter(inner)
+		case 1:
+			// MySQL refuses LIMIT in an IN subquery; a grouped one is fine.
+			k := g.icol(inner)
+			sub = "SELECT " + k + from + filter(inner) + " GROUP BY " + k + " HAVING COUNT(*) > 1"
+		}
+		return g.intExpr(outer, 1) + g.pick(" IN ", " NOT IN ") + "(" + sub + ")", true
 	case "exists":
 		if g.chance(3) {
 			return g.pick("", "NOT ") + "EXISTS (SELECT 1" + from + filter(inner) + ")", true
@@ -659,6 +668,19 @@ func (g *mgen) subqueryCond(outer []rel) (string, bool) {
 	}
 	agg := g.pick("MIN", "MAX", "COUNT") + "(" + g.icol(inner) + ")"
 	return g.intExpr(outer, 1) + " " + g.pick("=", "<", ">=") + " (SELECT " + agg + from + corr + ")", true
+}
+
+// havingSubquery is a HAVING condition with a subquery, over an
+// aggregate or the group key.
+func (g *mgen) havingSubquery(key string) string {
+	m := g.table()
+	a := g.newAlias("s")
+	inner := []rel{{alias: a, cols: m.cols()}}
+	from := " FROM " + m.name + " AS " + a
+	if g.on["in"] && (!g.on["scalar"] || g.chance(2)) {
+		return key + g.pick(" IN ", " NOT IN ") + "(SELECT " + g.icol(inner) + from + " WHERE " + g.cond(inner, 0) + ")"
+	}
+	return "COUNT(*) " + g.pick(">", "<=", "=") + " (SELECT " + g.pick("COUNT(*)", "MAX("+g.icol(inner)+")", "MIN("+g.icol(inner)+")") + from + ")"
 }
 
 // scalarItem is a scalar subquery for the select list.
@@ -897,7 +919,7 @@ func (g *mgen) selectQuery() (string, bool) {
 	g.where, g.used = nil, nil
 	from, sc := g.from()
 	joined := len(sc) > 1
-	if g.chance(3) {
+	if g.chance(2) {
 		g.where = append(g.where, g.cond(sc, 2))
 	}
 	where := ""
@@ -939,6 +961,9 @@ func (g *mgen) selectQuery() (string, bool) {
 		groupBy = " GROUP BY " + strings.Join(keys, ", ")
 		if g.chance(3) {
 			having = " HAVING " + g.pick("COUNT(*) > 1", "SUM("+g.icol(sc)+") > 0", "MIN("+g.icol(sc)+") IS NULL OR COUNT(*) > 2")
+			if (g.on["scalar"] || g.on["in"]) && g.chance(2) {
+				having = " HAVING " + g.havingSubquery(keys[0])
+			}
 		}
 	}
 	q := "SELECT " + strings.Join(items, ", ") + " FROM " + from + where + groupBy + having
