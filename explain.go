@@ -10,6 +10,7 @@ import (
 	"github.com/flusslite/fluss/exec"
 	"github.com/flusslite/fluss/lakeunion"
 	"github.com/flusslite/fluss/planner"
+	"github.com/flusslite/fluss/query"
 	"github.com/flusslite/fluss/sqlplan"
 )
 
@@ -43,6 +44,9 @@ func (s *Stmt) explainAnalyze(ctx context.Context, sel *sqlplan.Select, args []s
 	if err != nil {
 		return nil, err
 	}
+	if sp.Source != nil {
+		return s.analyzeTree(ctx, sp)
+	}
 	p, err := s.planScan(ctx, sp)
 	if err != nil {
 		return nil, err
@@ -66,6 +70,39 @@ func (s *Stmt) explainAnalyze(ctx context.Context, sel *sqlplan.Select, args []s
 	return analyzeLines(lines, scan.Stats(), out), nil
 }
 
+// analyzeTree runs a query over a FROM tree to its end and prints its
+// plan tree with the rows each node yielded and the time spent in it
+// (its inputs included). Each table's lines are its plan as EXPLAIN
+// prints it.
+func (s *Stmt) analyzeTree(ctx context.Context, sp *sqlplan.SelectPlan) ([]string, error) {
+	op, a, err := query.OpenAnalyzed(ctx, tableReader{s}, sp, s.execOptions())
+	if err != nil {
+		return nil, err
+	}
+	_, err = exec.Drain(ctx, op)
+	if cerr := op.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.explainTree(ctx, sp, a.Note)
+}
+
+// explainTree prints a query over a FROM tree as a tree, each table's
+// read as EXPLAIN prints a query of that table; note adds figures.
+func (s *Stmt) explainTree(ctx context.Context, sp *sqlplan.SelectPlan, note func(sqlplan.Relation) string) ([]string, error) {
+	var lerr error
+	lines := sqlplan.FormatTreeNotes(sp, func(leaf *sqlplan.SelectPlan) []string {
+		ls, err := s.explainPlan(ctx, leaf)
+		if err != nil && lerr == nil {
+			lerr = err
+		}
+		return ls
+	}, note)
+	return lines, lerr
+}
+
 // analyzeScan runs a planned scan to its end, built as the query's own
 // operator chain is (Stmt.open): the same scan options, then exec.Build's
 // post-scan filter, aggregation, ordering, offset and limit. It returns
@@ -74,7 +111,7 @@ func (s *Stmt) analyzeScan(ctx context.Context, p *scanPlan) (*lakeunion.Scan, i
 	sp := p.sel
 	table := &sp.Table
 	scan := s.newScan(p)
-	q := queryOf(sp)
+	q := exec.QueryOf(sp)
 	q.Filter = p.pd.PostFilter
 	op, err := exec.Build(exec.Scan(scan), q, exec.NewLayout(len(table.Schema.Columns), sp.Columns), s.execOptions())
 	if err != nil {

@@ -122,7 +122,7 @@ func (s *Stmt) openInfoSchema(ctx context.Context, sp *sqlplan.SelectPlan) (exec
 	for i := range all {
 		all[i] = i
 	}
-	q := queryOf(sp)
+	q := exec.QueryOf(sp)
 	q.Filter = sqlplan.Conjuncts(sp.Where)
 	op, err := exec.Build(&staticOp{rec: rec}, q, exec.NewLayout(len(all), all), s.execOptions())
 	if err != nil {

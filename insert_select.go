@@ -8,6 +8,7 @@ import (
 	"github.com/flusslite/fluss/exec"
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/planner"
+	"github.com/flusslite/fluss/query"
 	"github.com/flusslite/fluss/sqlplan"
 )
 
@@ -70,6 +71,14 @@ func (s *Stmt) checkTxRead(sp *sqlplan.SelectPlan) error {
 	if tx == nil || tx.buf == nil || !sp.From || isInfoSchema(sp) {
 		return nil
 	}
+	if sp.Source != nil {
+		for _, leaf := range sqlplan.Leaves(sp) {
+			if err := s.checkTxRead(leaf); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	src := sp.Table.Path
 	if sp.Virtual != "" {
 		src = sp.Base.Path
@@ -87,6 +96,8 @@ func (s *Stmt) checkTxRead(sp *sqlplan.SelectPlan) error {
 // nil, runs when the plan is a point lookup.
 func (s *Stmt) openSelect(ctx context.Context, sp *sqlplan.SelectPlan, onLookup func()) (exec.Operator, error) {
 	switch {
+	case sp.Source != nil:
+		return query.Open(ctx, tableReader{s}, sp, s.execOptions())
 	case !sp.From:
 		return s.openNoFrom(sp)
 	case isInfoSchema(sp):
@@ -100,7 +111,15 @@ func (s *Stmt) openSelect(ctx context.Context, sp *sqlplan.SelectPlan, onLookup 
 	if p.lookup != nil && onLookup != nil {
 		onLookup()
 	}
-	return s.open(ctx, p, queryOf(sp))
+	return s.open(ctx, p, exec.QueryOf(sp))
+}
+
+// tableReader opens the single-table reads of a query over a FROM tree
+// through the driver's own path.
+type tableReader struct{ s *Stmt }
+
+func (r tableReader) Open(ctx context.Context, sp *sqlplan.SelectPlan) (exec.Operator, error) {
+	return r.s.openSelect(ctx, sp, nil)
 }
 
 // rowBudget charges the rows a statement holds to memory.limit: an

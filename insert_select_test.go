@@ -298,7 +298,7 @@ func TestInsertSelectMemoryLimit(t *testing.T) {
 func TestInsertSelectRefusals(t *testing.T) {
 	db := openInsertSelectDB(t)
 	for q, want := range map[string]string{
-		"INSERT INTO src SELECT src.* FROM src, kv":                     "more than one table",
+		"INSERT INTO src SELECT * FROM src, kv":                         "INSERT has 3 target columns but the SELECT returns 6",
 		"INSERT INTO src SELECT * FROM nope":                            "table fluss.nope does not exist",
 		"INSERT INTO src SELECT id, grp, nope FROM src":                 "column nope does not exist",
 		"INSERT INTO `src$changelog` SELECT * FROM src":                 "virtual tables are read-only",

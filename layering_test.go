@@ -24,6 +24,7 @@ var allowedImports = map[string][]string{
 	"sqlplan":   {"metadata"},
 	"pushdown":  {"sqlplan", "predicate", "metadata"},
 	"exec":      {"sqlplan", "metadata"},
+	"query":     {"exec", "sqlplan", "metadata"},
 	"planner":   {"predicate", "metadata"},
 	"lakeunion": {"planner", "storage", "lake", "predicate", "metadata"},
 	"tiering":   {"storage", "lake", "metadata"},

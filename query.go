@@ -55,27 +55,15 @@ func keepsEveryRow(sp *sqlplan.SelectPlan, post []sqlplan.Expr) bool {
 	if len(post) > 0 || sp.Distinct || len(sp.OrderBy) > 0 {
 		return false
 	}
-	q := queryOf(sp)
+	q := exec.QueryOf(sp)
 	return !q.Aggregated()
-}
-
-// queryOf is the part of a plan that runs above the scan, without its
-// post-scan filter (which depends on what pushdown kept).
-func queryOf(sp *sqlplan.SelectPlan) exec.Query {
-	q := exec.Query{GroupBy: sp.GroupBy, Having: sp.Having, Distinct: sp.Distinct,
-		OrderBy: sp.OrderBy, Offset: sp.Offset, Limit: sp.Limit}
-	for _, o := range sp.Output {
-		q.Output = append(q.Output, o.Expr)
-		q.Names = append(q.Names, o.Name)
-	}
-	return q
 }
 
 // planScan plans a bound SELECT: a point lookup when the WHERE pins the
 // whole primary key, else the planner of the table's kind.
 func (s *Stmt) planScan(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPlan, error) {
-	if !sp.From {
-		return nil, fmt.Errorf("a SELECT without FROM reads no table: %w", metadata.ErrUnsupported)
+	if !sp.From || sp.Source != nil {
+		return nil, fmt.Errorf("planScan of a query that is not a read of one table: %w", metadata.ErrUnsupported)
 	}
 	if isInfoSchema(sp) {
 		return nil, fmt.Errorf("%s is answered from the catalog, not planned as a scan: %w", sp.Table.Path, metadata.ErrUnsupported)
@@ -203,6 +191,16 @@ type unpinOnClose struct {
 	plan *scanPlan
 }
 
+// EstimatedRows bounds the rows the read yields before its filters: a
+// point lookup at most one, a scan what its splits hold (see
+// planner.EstimateRows). A join holds the smaller side by it.
+func (u *unpinOnClose) EstimatedRows() int64 {
+	if u.plan.lookup != nil {
+		return 1
+	}
+	return planner.EstimateRows(u.plan.splits)
+}
+
 func (u *unpinOnClose) Close() error {
 	err := u.Operator.Close()
 	u.plan.unpin()
@@ -227,8 +225,19 @@ func (s *Stmt) explain(ctx context.Context, sel *sqlplan.Select, args []sqlplan.
 	if err != nil {
 		return nil, err
 	}
+	if sp.Source != nil {
+		return s.explainTree(ctx, sp, nil)
+	}
+	return s.explainPlan(ctx, sp)
+}
+
+// explainPlan prints the plan of a query of one table, or of none.
+func (s *Stmt) explainPlan(ctx context.Context, sp *sqlplan.SelectPlan) ([]string, error) {
 	if !sp.From {
 		return []string{"Values: 1 row (no FROM)"}, nil
+	}
+	if isInfoSchema(sp) {
+		return []string{fmt.Sprintf("InformationSchema: [%s]", sp.Table.Path)}, nil
 	}
 	p, err := s.planScan(ctx, sp)
 	if err != nil {

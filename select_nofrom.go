@@ -12,7 +12,7 @@ import (
 // SELECT VERSION()): the query above a single row that has no columns.
 func (s *Stmt) openNoFrom(sp *sqlplan.SelectPlan) (exec.Operator, error) {
 	one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
-	q := queryOf(sp)
+	q := exec.QueryOf(sp)
 	q.Filter = sqlplan.Conjuncts(sp.Where)
 	op, err := exec.Build(&staticOp{rec: one}, q, nil, s.execOptions())
 	if err != nil {

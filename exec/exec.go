@@ -1,15 +1,17 @@
 // Package exec holds the operators that run above the scan, over Arrow
 // record batches: the post-scan filter, hash aggregation with HAVING,
-// projection of expressions, DISTINCT, sort and top-N, offset and limit.
-// Build stacks them for one query in SQL's order.
+// projection of expressions, DISTINCT, sort and top-N, offset and limit,
+// hash joins (also the nested-loop join) and the set operations. Build
+// stacks the single-table ones for one query in SQL's order.
 //
 // Operators are pull-based. Next returns the next Batch, or io.EOF at the
 // end; a Batch is valid until the following Next or Close, which release
-// it. Operators are not safe for concurrent use; one query owns its chain
+// it. Operators are not safe for concurrent use; one query owns its tree
 // and closes its root, which closes everything below it. The blocking
-// operators (Aggregate, Sort, TopN) read their whole input on the first
-// Next, checking the context between batches; Sort and TopN Retain the
-// batches they keep. Each of them, and Distinct, tracks the memory it
+// operators (Aggregate, Sort, TopN, a join's build side, the right side
+// of INTERSECT and EXCEPT) read their whole input on the first Next,
+// checking the context between batches; Sort and TopN Retain the batches
+// they keep. Each of them, and Distinct and UNION, tracks the memory it
 // holds against Options.MemoryLimit.
 //
 // Rows are filtered by selection vectors rather than by copying: a Batch is

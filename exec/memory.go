@@ -11,7 +11,8 @@ import (
 )
 
 // ErrMemoryLimit is matched (errors.Is) by the error of a sort, top-N,
-// aggregation or DISTINCT that would hold more than Options.MemoryLimit.
+// aggregation, DISTINCT, join or set operation that would hold more than
+// Options.MemoryLimit.
 // That error also matches metadata.ErrInvalidValue: the query is valid
 // SQL, but not within the limit it was given.
 var ErrMemoryLimit = errors.New("memory limit exceeded")
@@ -20,7 +21,8 @@ var ErrMemoryLimit = errors.New("memory limit exceeded")
 // had got.
 type MemoryLimitError struct {
 	Limit int64
-	// Op is "GROUP BY", "ORDER BY", "DISTINCT" or "COUNT(DISTINCT ...)";
+	// Op is "GROUP BY", "ORDER BY", "DISTINCT", "COUNT(DISTINCT ...)",
+	// "JOIN", "UNION", "INTERSECT" or "EXCEPT";
 	// the driver reports "INSERT ... SELECT" for the rows it holds.
 	Op string
 	// Detail counts what the operator held: "1,234 groups", "5,000 rows".

@@ -15,7 +15,8 @@ type Options struct {
 	// memory.DefaultAllocator.
 	Allocator memory.Allocator
 	// MemoryLimit bounds the approximate bytes each sort, top-N,
-	// aggregation or DISTINCT holds; 0 or less is no limit. Going over
+	// aggregation, DISTINCT, join build side or set operation holds; 0 or
+	// less is no limit. Going over
 	// fails the query with a *MemoryLimitError.
 	MemoryLimit int64
 }
@@ -46,6 +47,22 @@ type Query struct {
 	// Limit is -1 for none.
 	Limit int64
 }
+
+// QueryOf is the part of a bound SELECT that runs above its scan, without
+// the post-scan filter (which depends on what pushdown kept).
+func QueryOf(sp *sqlplan.SelectPlan) Query {
+	q := Query{GroupBy: sp.GroupBy, Having: sp.Having, Distinct: sp.Distinct,
+		OrderBy: sp.OrderBy, Offset: sp.Offset, Limit: sp.Limit}
+	for _, o := range sp.Output {
+		q.Output = append(q.Output, o.Expr)
+		q.Names = append(q.Names, o.Name)
+	}
+	return q
+}
+
+// ResultType is the type of the column an expression of type t fills:
+// an untyped NULL fills a STRING column.
+func ResultType(t metadata.DataType) metadata.DataType { return resultType(t) }
 
 // Aggregated reports whether the query groups: it has GROUP BY, or an
 // aggregate in its output, HAVING or ORDER BY.
@@ -135,7 +152,7 @@ func Build(in Operator, q Query, layout Layout, opts Options) (Operator, error) 
 	for i, e := range order {
 		col := -1
 		for j, o := range output {
-			if o == e || o.String() == e.String() {
+			if o == e || sqlplan.Fingerprint(o) == sqlplan.Fingerprint(e) {
 				col = j
 				break
 			}
@@ -203,19 +220,19 @@ func (r *aggRewriter) rewrite(e sqlplan.Expr) (sqlplan.Expr, error) {
 		return nil, nil
 	}
 	if _, lit := e.(*sqlplan.Literal); !lit {
-		s := e.String()
+		s := sqlplan.Fingerprint(e)
 		for k, key := range r.keys {
-			if key.String() == s {
-				return &sqlplan.ColumnRef{Name: s, Index: k, T: resultType(key.Type())}, nil
+			if sqlplan.Fingerprint(key) == s {
+				return &sqlplan.ColumnRef{Name: key.String(), Index: k, T: resultType(key.Type())}, nil
 			}
 		}
 	}
 	switch x := e.(type) {
 	case *sqlplan.Func:
 		if isAggregate(x) {
-			s := x.String()
+			s := sqlplan.Fingerprint(x)
 			for j, a := range r.aggs {
-				if a.String() == s {
+				if sqlplan.Fingerprint(a) == s {
 					return r.aggRef(j), nil
 				}
 			}

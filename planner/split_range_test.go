@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flusslite/fluss/metadata"
 )
 
 func TestSplitRange(t *testing.T) {
@@ -39,4 +41,15 @@ func TestSplitRange(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestEstimateRows(t *testing.T) {
+	splits := []Split{
+		&LogSplit{StartOffset: 5, StopOffset: 12},
+		&KvLogSplit{SnapshotID: 3, LogStart: 40, LogStop: 50},
+		&LakeSplit{Files: []metadata.LakeFile{{RowCount: 100}, {RowCount: 7}}},
+		&LakeLogSplit{Files: []metadata.LakeFile{{RowCount: 20}}, LogStart: 8, LogStop: 10},
+	}
+	require.EqualValues(t, 7+50+107+22, EstimateRows(splits))
+	require.Zero(t, EstimateRows(nil))
 }

@@ -51,6 +51,12 @@ type SelectPlan struct {
 	Virtual string
 	// Base is the table a virtual table reads; zero when Virtual is "".
 	Base metadata.TableInfo
+	// Source is the bound FROM tree of a query over more than one plain
+	// table; nil otherwise. Table is then the combined schema of its
+	// leaves (no path), which the plan's column indexes refer to, and
+	// Where holds only the conjuncts the optimizer could not push into
+	// the tree.
+	Source Relation
 }
 
 // InsertPlan is an INSERT bound to its table. For VALUES, Rows are full
@@ -123,17 +129,21 @@ const (
 	inLimit
 	inValues
 	inSet
+	inOn
 )
 
 func (c clause) String() string {
-	return [...]string{"the select list", "WHERE", "GROUP BY", "HAVING", "ORDER BY", "LIMIT", "VALUES", "SET"}[c]
+	return [...]string{"the select list", "WHERE", "GROUP BY", "HAVING", "ORDER BY", "LIMIT", "VALUES", "SET", "ON"}[c]
 }
 
 // binder binds the expressions of one statement. It never mutates the
 // parsed statement, which a prepared statement shares between executions.
 type binder struct {
-	table   *metadata.TableInfo // nil without FROM
-	alias   string
+	table *metadata.TableInfo // nil without FROM
+	alias string
+	// scope resolves names over a FROM tree; nil for one plain table,
+	// which table and alias name.
+	scope   *scope
 	args    []Arg
 	outputs []OutputColumn // bound select list, for aliases and positions
 	clause  clause
@@ -155,8 +165,21 @@ const Version = "8.0.0-fluss-0.1"
 // '$' suffix reads a virtual table of the table before it (see
 // ChangelogTable).
 func BindSelect(ctx context.Context, s *Select, cat Catalog, currentDB string, args []Arg) (*SelectPlan, error) {
+	return bindSelectRules(ctx, s, cat, currentDB, args, rules)
+}
+
+// bindSelectRules binds s and rewrites a query over a FROM tree by the given
+// optimizer rules (tests pass fewer).
+func bindSelectRules(ctx context.Context, s *Select, cat Catalog, currentDB string, args []Arg, rules []rule) (*SelectPlan, error) {
 	plan := &SelectPlan{From: s.From, Distinct: s.Distinct, Limit: -1, Hints: s.Hints}
-	if s.From {
+	var sc *scope
+	switch {
+	case s.FromTree != nil:
+		var err error
+		if sc, err = bindFromTree(ctx, cat, currentDB, args, s, plan); err != nil {
+			return nil, err
+		}
+	case s.From:
 		if err := resolveRead(ctx, cat, s.Table, currentDB, plan); err != nil {
 			return nil, err
 		}
@@ -164,16 +187,21 @@ func BindSelect(ctx context.Context, s *Select, cat Catalog, currentDB string, a
 	if currentDB == "" {
 		currentDB = metadata.DefaultDatabase
 	}
-	if err := bindQuery(ctx, plan, s, args, currentDB); err != nil {
+	if err := bindQuery(ctx, plan, s, args, currentDB, sc); err != nil {
 		return nil, err
+	}
+	if plan.Source != nil {
+		for _, r := range rules {
+			plan = r.fn(plan)
+		}
 	}
 	return plan, nil
 }
 
 // bindQuery binds the clauses of s into plan, whose table (if any) is
 // already resolved.
-func bindQuery(ctx context.Context, plan *SelectPlan, s *Select, args []Arg, currentDB string) error {
-	b := &binder{args: args, alias: s.Alias, currentDB: currentDB, ctx: ctx}
+func bindQuery(ctx context.Context, plan *SelectPlan, s *Select, args []Arg, currentDB string, sc *scope) error {
+	b := &binder{args: args, alias: s.Alias, currentDB: currentDB, ctx: ctx, scope: sc}
 	if plan.From {
 		b.table = &plan.Table
 	}
@@ -247,6 +275,9 @@ func bindQuery(ctx context.Context, plan *SelectPlan, s *Select, args []Arg, cur
 func (b *binder) expandStar(it SelectItem, plan *SelectPlan) error {
 	if b.table == nil {
 		return errorf(metadata.ErrNotFound, "SELECT * needs a table to read (no FROM clause)")
+	}
+	if b.scope != nil {
+		return b.expandScopeStar(it, plan)
 	}
 	if it.Qualifier != "" && !b.matchesTable(it.Qualifier) {
 		return errorf(metadata.ErrNotFound, "table %s in %s.* is not in FROM", it.Qualifier, it.Qualifier)
@@ -378,6 +409,9 @@ func (b *binder) column(c *ColumnRef) (Expr, error) {
 			}
 		}
 		return nil, errorf(metadata.ErrNotFound, "column %s does not exist (the query reads no table)", quoteIdent(c.Name))
+	}
+	if b.scope != nil {
+		return b.scopeColumn(c, alias)
 	}
 	if c.Qualifier != "" && !b.matchesTable(c.Qualifier) {
 		return nil, errorf(metadata.ErrNotFound, "table %s of column %s.%s is not in FROM", c.Qualifier, c.Qualifier, c.Name)
@@ -589,7 +623,7 @@ func (b *binder) bindFunc(f *Func) (Expr, error) {
 	agg := aggregates[f.Name]
 	if agg {
 		switch {
-		case b.clause == inWhere || b.clause == inGroupBy || b.clause == inValues || b.clause == inLimit || b.clause == inSet:
+		case b.clause == inWhere || b.clause == inOn || b.clause == inGroupBy || b.clause == inValues || b.clause == inLimit || b.clause == inSet:
 			return nil, atName(f.Name, errorf(metadata.ErrUnsupported, "aggregate function %s is not allowed in %s", strings.ToUpper(f.Name), b.clause))
 		case b.inAgg:
 			return nil, atName(f.Name, errorf(metadata.ErrUnsupported, "aggregate function %s inside another aggregate", strings.ToUpper(f.Name)))

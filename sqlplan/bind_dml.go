@@ -140,7 +140,7 @@ func resolveWrite(ctx context.Context, verb string, path metadata.TablePath, cat
 func bindRead(ctx context.Context, info metadata.TableInfo, alias string, where Expr, args []Arg) (*SelectPlan, error) {
 	plan := &SelectPlan{Table: info, From: true, Limit: -1}
 	sel := &Select{Table: info.Path, Alias: alias, From: true, Items: []SelectItem{{Star: true, Text: "*"}}, Where: where}
-	if err := bindQuery(ctx, plan, sel, args, info.Path.Database); err != nil {
+	if err := bindQuery(ctx, plan, sel, args, info.Path.Database, nil); err != nil {
 		return nil, err
 	}
 	return plan, nil

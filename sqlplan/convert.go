@@ -271,32 +271,138 @@ func (c *converter) selectStmt(s *sqlparser.Select) (*Select, error) {
 }
 
 func (c *converter) from(out *Select, from sqlparser.TableExprs) error {
-	if len(from) != 1 {
-		return unsupported("reading more than one table (joins)")
+	if len(from) == 1 {
+		if t, ok := from[0].(*sqlparser.AliasedTableExpr); ok {
+			if name, ok := t.Expr.(sqlparser.TableName); ok {
+				if err := checkTableExpr(t); err != nil {
+					return err
+				}
+				path := c.tablePath(name)
+				if path.Database == "" && strings.EqualFold(path.Table, "dual") {
+					// The parser reads SELECT without FROM as FROM dual.
+					return nil
+				}
+				out.From, out.Table, out.Alias = true, path, t.As.String()
+				return nil
+			}
+		}
 	}
-	switch t := from[0].(type) {
+	var tree FromItem
+	for _, te := range from {
+		item, err := c.fromItem(te)
+		if err != nil {
+			return err
+		}
+		if tree == nil {
+			tree = item
+			continue
+		}
+		tree = &FromJoin{Kind: JoinCross, L: tree, R: item, Comma: true}
+	}
+	out.From, out.FromTree = true, tree
+	return nil
+}
+
+func checkTableExpr(t *sqlparser.AliasedTableExpr) error {
+	if len(t.Partitions) > 0 {
+		return unsupported("PARTITION selection in FROM")
+	}
+	if t.Hints != nil {
+		return unsupported("index hints")
+	}
+	return nil
+}
+
+// fromItem converts one relation of FROM: a table, a derived table, a
+// join or a parenthesised list.
+func (c *converter) fromItem(te sqlparser.TableExpr) (FromItem, error) {
+	switch t := te.(type) {
 	case *sqlparser.AliasedTableExpr:
-		if len(t.Partitions) > 0 {
-			return unsupported("PARTITION selection in FROM")
+		if err := checkTableExpr(t); err != nil {
+			return nil, err
 		}
-		if t.Hints != nil {
-			return unsupported("index hints")
+		switch x := t.Expr.(type) {
+		case sqlparser.TableName:
+			path := c.tablePath(x)
+			if path.Database == "" && strings.EqualFold(path.Table, "dual") {
+				return nil, unsupported("dual in a join")
+			}
+			return &FromTable{Table: path, Alias: t.As.String()}, nil
+		case *sqlparser.Subquery:
+			if t.As.IsEmpty() {
+				return nil, &SyntaxError{Msg: "a derived table needs an alias: FROM (SELECT ...) AS name"}
+			}
+			sel, ok := x.Select.(*sqlparser.Select)
+			if !ok {
+				return nil, unsupported("%T as a derived table", x.Select)
+			}
+			inner, err := c.selectStmt(sel)
+			if err != nil {
+				return nil, err
+			}
+			return &FromSelect{Select: inner, Alias: t.As.String()}, nil
 		}
-		name, ok := t.Expr.(sqlparser.TableName)
-		if !ok {
-			return unsupported("a subquery in FROM")
+		return nil, unsupported("%s in FROM", sqlparser.String(t.Expr))
+	case *sqlparser.ParenTableExpr:
+		var tree FromItem
+		for _, inner := range t.Exprs {
+			item, err := c.fromItem(inner)
+			if err != nil {
+				return nil, err
+			}
+			if tree == nil {
+				tree = item
+				continue
+			}
+			tree = &FromJoin{Kind: JoinCross, L: tree, R: item, Comma: true}
 		}
-		path := c.tablePath(name)
-		if path.Database == "" && strings.EqualFold(path.Table, "dual") {
-			// The parser reads SELECT without FROM as FROM dual.
-			return nil
+		if tree == nil {
+			return nil, &SyntaxError{Msg: "empty parentheses in FROM"}
 		}
-		out.From, out.Table, out.Alias = true, path, t.As.String()
-		return nil
+		return tree, nil
 	case *sqlparser.JoinTableExpr:
-		return unsupported("JOIN")
+		l, err := c.fromItem(t.LeftExpr)
+		if err != nil {
+			return nil, err
+		}
+		r, err := c.fromItem(t.RightExpr)
+		if err != nil {
+			return nil, err
+		}
+		j := &FromJoin{L: l, R: r}
+		switch t.Join {
+		case sqlparser.JoinStr, sqlparser.StraightJoinStr:
+			j.Kind = JoinInner
+			if t.Condition.On == nil && t.Condition.Using == nil {
+				j.Kind = JoinCross
+			}
+		case sqlparser.LeftJoinStr:
+			j.Kind = JoinLeft
+		case sqlparser.RightJoinStr:
+			j.Kind = JoinRight
+		case sqlparser.NaturalJoinStr:
+			j.Kind, j.Natural = JoinInner, true
+		case sqlparser.NaturalLeftJoinStr:
+			j.Kind, j.Natural = JoinLeft, true
+		case sqlparser.NaturalRightJoinStr:
+			j.Kind, j.Natural = JoinRight, true
+		default:
+			return nil, unsupported("%s", strings.ToUpper(t.Join))
+		}
+		if t.Condition.On != nil {
+			if j.On, err = c.expr(t.Condition.On); err != nil {
+				return nil, err
+			}
+		}
+		for _, col := range t.Condition.Using {
+			j.Using = append(j.Using, col.String())
+		}
+		if (j.Kind == JoinLeft || j.Kind == JoinRight) && !j.Natural && j.On == nil && j.Using == nil {
+			return nil, &SyntaxError{Msg: j.Kind.String() + " needs an ON or USING condition"}
+		}
+		return j, nil
 	}
-	return unsupported("a parenthesized FROM clause")
+	return nil, unsupported("%s in FROM", sqlparser.String(te))
 }
 
 // hints reads SELECT /*+ OPTIONS('k'='v', ...) */ comments; other comments

@@ -138,18 +138,56 @@ func unknownColumn(name string, table metadata.TablePath) error {
 	return &UnknownColumnError{Column: name, Table: table}
 }
 
-// IdentPosition returns the byte offset of the first identifier token of
-// sql equal to name (case-insensitively, quoted or not), or -1. Parsed
-// statements carry no positions for their names, so an error about a
-// name points at its first use.
+// IdentPosition returns the byte offset of the first use in sql of name
+// (case-insensitively, quoted or not), or -1. Parsed statements carry no
+// positions for their names, so an error about a name points at its
+// first use. A dotted name (t.c) is found as its parts in sequence, at
+// its last part; a plain one is first looked for where it stands alone,
+// not as part of a dotted name, so an error about an unqualified column
+// points at it rather than at t.col before it.
 func IdentPosition(sql, name string) int {
 	toks, err := lexAll(sql, true)
 	if err != nil {
 		return -1
 	}
-	for _, t := range toks {
-		if (t.kind == tokIdent || t.kind == tokQuotedIdent) && strings.EqualFold(t.text, name) {
-			return t.pos
+	isName := func(i int, s string) bool {
+		t := toks[i]
+		return (t.kind == tokIdent || t.kind == tokQuotedIdent) && strings.EqualFold(t.text, s)
+	}
+	dot := func(i int) bool {
+		return i >= 0 && i < len(toks) && toks[i].kind == tokPunct && toks[i].text == "."
+	}
+	parts := strings.Split(name, ".")
+	if len(parts) > 1 {
+		for i := range toks {
+			j, ok := i, true
+			for k, p := range parts {
+				if k > 0 {
+					if !dot(j) {
+						ok = false
+						break
+					}
+					j++
+				}
+				if j >= len(toks) || !isName(j, p) {
+					ok = false
+					break
+				}
+				j++
+			}
+			if ok {
+				return toks[j-1].pos
+			}
+		}
+	}
+	for i := range toks {
+		if isName(i, name) && !dot(i-1) && !dot(i+1) {
+			return toks[i].pos
+		}
+	}
+	for i := range toks {
+		if isName(i, name) {
+			return toks[i].pos
 		}
 	}
 	return -1

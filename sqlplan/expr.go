@@ -24,6 +24,9 @@ type ColumnRef struct {
 	// Index is the column's index in the table schema; -1 before binding.
 	Index int
 	T     metadata.DataType
+
+	// qualified makes String print the qualifier (see Qualified).
+	qualified bool
 }
 
 // Literal is a constant. Value is in metadata's canonical form for T

@@ -14,10 +14,16 @@ func (op CmpOp) String() string { return cmpText[op] }
 // String quotes a name the query grammar would read as something else
 // (a column named null, say), so the text parses back to the same column.
 func (e *ColumnRef) String() string {
+	name := metadata.QuoteIdent(e.Name)
 	if isQueryKeyword(e.Name) {
-		return metadata.Backquote(e.Name)
+		name = metadata.Backquote(e.Name)
 	}
-	return metadata.QuoteIdent(e.Name)
+	// A parsed reference (not bound yet) keeps its qualifier, so the
+	// statement reads back the same.
+	if e.Qualifier != "" && (e.qualified || e.Index < 0) {
+		return metadata.QuoteIdent(e.Qualifier) + "." + name
+	}
+	return name
 }
 
 func (e *Literal) String() string { return metadata.FormatLiteral(e.T, e.Value) }

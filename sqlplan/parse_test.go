@@ -194,7 +194,9 @@ func pathText(p metadata.TablePath) string {
 }
 
 func dumpSelect(b *strings.Builder, s *Select) {
-	if s.From {
+	if s.FromTree != nil {
+		fmt.Fprintf(b, "from %s\n", s.FromTree)
+	} else if s.From {
 		fmt.Fprintf(b, "from %s", pathText(s.Table))
 		if s.Alias != "" {
 			fmt.Fprintf(b, " as %s", s.Alias)

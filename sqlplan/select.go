@@ -17,7 +17,11 @@ type Select struct {
 	// Alias is the table's alias in FROM t AS x; "" if none.
 	Alias string
 	// From is false for a SELECT without FROM (SELECT 1, SELECT VERSION()).
-	From     bool
+	From bool
+	// FromTree is the FROM clause when it is more than one plain table
+	// (joins, comma lists, derived tables); Table and Alias are then
+	// unset.
+	FromTree FromItem
 	Distinct bool
 	Items    []SelectItem
 	Where    Expr
@@ -82,6 +86,9 @@ func (s *Select) exprs() []Expr {
 	for _, o := range s.OrderBy {
 		es = append(es, o.Expr)
 	}
+	if s.FromTree != nil {
+		es = append(es, fromExprs(s.FromTree)...)
+	}
 	return es
 }
 
@@ -138,7 +145,10 @@ func (s *Select) String() string {
 			b.WriteString(" AS " + quoteIdent(it.Alias))
 		}
 	}
-	if s.From {
+	switch {
+	case s.FromTree != nil:
+		b.WriteString(" FROM " + s.FromTree.String())
+	case s.From:
 		b.WriteString(" FROM " + quotePath(s.Table))
 		if s.Alias != "" {
 			b.WriteString(" AS " + quoteIdent(s.Alias))

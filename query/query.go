@@ -1,0 +1,211 @@
+// Package query turns a bound query over a FROM tree (sqlplan.Relation)
+// into a tree of exec operators and runs it: each table is read through
+// the single-table path (a point lookup or the table's split planner,
+// behind Reader), joins run as hash joins (a nested loop when the
+// condition has no equality), and the clauses above the FROM tree run
+// through exec.Build as they do over one table.
+package query
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/flusslite/fluss/exec"
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/sqlplan"
+)
+
+// Reader opens a bound query of one table, of no table or of
+// information_schema: the driver's single-table path, at the
+// transaction's read view inside one. Its records hold the plan's
+// Output columns first.
+type Reader interface {
+	Open(ctx context.Context, sp *sqlplan.SelectPlan) (exec.Operator, error)
+}
+
+// Open builds the operators of sp, a query over a FROM tree. The records
+// it yields hold the Output columns first, as exec.Build's do.
+func Open(ctx context.Context, r Reader, sp *sqlplan.SelectPlan, opts exec.Options) (exec.Operator, error) {
+	return open(ctx, r, sp, opts, nil)
+}
+
+// open opens sp, counting at each node into a when it is not nil.
+func open(ctx context.Context, r Reader, sp *sqlplan.SelectPlan, opts exec.Options, a *Analysis) (exec.Operator, error) {
+	if sp.Source == nil {
+		return nil, fmt.Errorf("query.Open of a plan without a FROM tree: %w", metadata.ErrUnsupported)
+	}
+	in, err := openRelation(ctx, r, sp.Source, opts, a)
+	if err != nil {
+		return nil, err
+	}
+	q := exec.QueryOf(sp)
+	q.Filter = sqlplan.Conjuncts(sp.Where)
+	out, err := exec.Build(in.op, q, layoutOf(len(sp.Table.Schema.Columns), in.cols), opts)
+	if err != nil {
+		in.op.Close()
+		return nil, err
+	}
+	return out, nil
+}
+
+// layoutOf maps the combined indexes a relation's records hold (-1 for a
+// record column no expression addresses) to their positions.
+func layoutOf(n int, cols []int) exec.Layout {
+	l := make(exec.Layout, n)
+	for i := range l {
+		l[i] = -1
+	}
+	for pos, c := range cols {
+		if c >= 0 {
+			l[c] = pos
+		}
+	}
+	return l
+}
+
+// stream is an open relation: its operator, and for each column of its
+// records the combined index it holds (-1: none an expression
+// addresses) and its type.
+type stream struct {
+	op    exec.Operator
+	cols  []int
+	types []metadata.DataType
+	// rows estimates the rows op yields; -1 when nothing tells.
+	rows int64
+}
+
+// Estimator is implemented by the operators of Reader.Open that know
+// how many rows they yield at most before their filters.
+type Estimator interface {
+	EstimatedRows() int64
+}
+
+func estimate(op exec.Operator) int64 {
+	if e, ok := op.(Estimator); ok {
+		return e.EstimatedRows()
+	}
+	return -1
+}
+
+func outputTypes(sp *sqlplan.SelectPlan) []metadata.DataType {
+	ts := make([]metadata.DataType, len(sp.Output))
+	for i, o := range sp.Output {
+		ts[i] = exec.ResultType(o.Expr.Type())
+	}
+	return ts
+}
+
+// openRelation opens rel.
+func openRelation(ctx context.Context, r Reader, rel sqlplan.Relation, opts exec.Options, a *Analysis) (stream, error) {
+	s, err := openNode(ctx, r, rel, opts, a)
+	if err == nil {
+		s.op = a.track(rel, s.op)
+	}
+	return s, err
+}
+
+func openNode(ctx context.Context, r Reader, rel sqlplan.Relation, opts exec.Options, a *Analysis) (stream, error) {
+	switch x := rel.(type) {
+	case *sqlplan.ScanRel:
+		op, err := r.Open(ctx, x.Plan)
+		if err != nil {
+			return stream{}, err
+		}
+		cols := make([]int, len(x.Plan.Output))
+		for i, o := range x.Plan.Output {
+			cols[i] = x.Offset + o.Expr.(*sqlplan.ColumnRef).Index
+		}
+		return stream{op: firstColumns(op, len(cols)), cols: cols, types: outputTypes(x.Plan), rows: estimate(op)}, nil
+	case *sqlplan.DerivedRel:
+		op, err := openPlan(ctx, r, x.Plan, opts, a)
+		if err != nil {
+			return stream{}, err
+		}
+		cols := make([]int, len(x.Plan.Output))
+		for i := range cols {
+			cols[i] = x.Offset + i
+		}
+		return stream{op: firstColumns(op, len(cols)), cols: cols, types: outputTypes(x.Plan), rows: -1}, nil
+	case *sqlplan.JoinRel:
+		return openJoin(ctx, r, x, opts, a)
+	}
+	return stream{}, fmt.Errorf("relation %T: %w", rel, metadata.ErrUnsupported)
+}
+
+// openPlan opens any bound query: over a FROM tree here, else through r.
+func openPlan(ctx context.Context, r Reader, sp *sqlplan.SelectPlan, opts exec.Options, a *Analysis) (exec.Operator, error) {
+	if sp.Source != nil {
+		return open(ctx, r, sp, opts, a)
+	}
+	return r.Open(ctx, sp)
+}
+
+// openJoin opens both sides of a join and joins them. The probe side
+// streams and the build side is held: an outer join probes with its
+// preserved side; an inner join holds the side estimated smaller, the
+// right one when the estimates do not tell them apart.
+func openJoin(ctx context.Context, r Reader, j *sqlplan.JoinRel, opts exec.Options, a *Analysis) (stream, error) {
+	left, err := openRelation(ctx, r, j.L, opts, a)
+	if err != nil {
+		return stream{}, err
+	}
+	right, err := openRelation(ctx, r, j.R, opts, a)
+	if err != nil {
+		left.op.Close()
+		return stream{}, err
+	}
+	total := 0
+	for _, sp := range j.Spans() {
+		total = max(total, sp.Offset+sp.Width)
+	}
+	probe, build := left, right
+	pkeys, bkeys := j.LeftKeys, j.RightKeys
+	kind := exec.JoinInner
+	switch j.Kind {
+	case sqlplan.JoinLeft:
+		kind = exec.JoinLeft
+	case sqlplan.JoinRight:
+		kind = exec.JoinLeft
+		probe, build, pkeys, bkeys = right, left, bkeys, pkeys
+	default:
+		if buildLeft(left.rows, right.rows) {
+			probe, build, pkeys, bkeys = right, left, bkeys, pkeys
+		}
+	}
+	cols := append(append([]int{}, probe.cols...), build.cols...)
+	spec := exec.JoinSpec{
+		Kind:           kind,
+		ProbeKeys:      pkeys,
+		BuildKeys:      bkeys,
+		NullSafe:       j.NullSafe,
+		ProbeLayout:    layoutOf(total, probe.cols),
+		BuildLayout:    layoutOf(total, build.cols),
+		ProbeTypes:     probe.types,
+		BuildTypes:     build.types,
+		Residual:       j.Cond,
+		ResidualLayout: layoutOf(total, cols),
+	}
+	op, err := exec.HashJoin(probe.op, build.op, spec, opts)
+	if err != nil {
+		probe.op.Close()
+		build.op.Close()
+		return stream{}, err
+	}
+	return stream{op: op, cols: cols, types: append(append([]metadata.DataType{}, probe.types...), build.types...),
+		rows: joinEstimate(probe.rows, build.rows)}, nil
+}
+
+// buildLeft reports whether an inner join should hold its left side: only
+// when both sides are estimated and the left one is smaller.
+func buildLeft(left, right int64) bool {
+	return left >= 0 && right >= 0 && left < right
+}
+
+// joinEstimate guesses a join's rows: the larger side (a key join rarely
+// multiplies its rows), or unknown when a side is.
+func joinEstimate(probe, build int64) int64 {
+	if probe < 0 || build < 0 {
+		return -1
+	}
+	return max(probe, build)
+}
