@@ -38,19 +38,19 @@ var (
 var forms = map[string]bool{
 	"single":    true,  // one table: filters, aggregates, GROUP BY, ORDER BY + LIMIT
 	"lake":      true,  // t$lake, the readable lake snapshot, as a relation
-	"join":      false, // [INNER] JOIN ... ON equalities between the sides
-	"left":      false, // LEFT [OUTER] JOIN
-	"right":     false, // RIGHT [OUTER] JOIN
-	"cross":     false, // CROSS JOIN, filtered by WHERE
-	"comma":     false, // FROM a, b WHERE a.x = b.y
-	"nonequi":   false, // ON conditions without an equality, or with a residual
-	"using":     false, // JOIN ... USING (cols)
-	"natural":   false, // NATURAL JOIN against a derived table that shares one column
-	"three":     false, // three relations in one FROM
-	"paren":     false, // a parenthesised join as the right side: a JOIN (b JOIN c ON ...) ON ...
-	"self":      false, // a table joined with itself under two aliases
-	"joinagg":   false, // aggregates and GROUP BY over joins
-	"derived":   false, // FROM (SELECT ...) AS d
+	"join":      true,  // [INNER] JOIN ... ON equalities between the sides
+	"left":      true,  // LEFT [OUTER] JOIN
+	"right":     true,  // RIGHT [OUTER] JOIN
+	"cross":     true,  // CROSS JOIN, filtered by WHERE
+	"comma":     true,  // FROM a, b WHERE a.x = b.y
+	"nonequi":   true,  // ON conditions without an equality, or with a residual
+	"using":     true,  // JOIN ... USING (cols)
+	"natural":   true,  // NATURAL JOIN against a derived table that shares one column
+	"three":     true,  // three relations in one FROM
+	"paren":     true,  // a parenthesised join as the right side: a JOIN (b JOIN c ON ...) ON ...
+	"self":      true,  // a table joined with itself under two aliases
+	"joinagg":   true,  // aggregates and GROUP BY over joins
+	"derived":   true,  // FROM (SELECT ...) AS d
 	"in":        false, // x [NOT] IN (SELECT ...), not correlated
 	"exists":    false, // [NOT] EXISTS (SELECT ...), correlated by an equality or not
 	"scalar":    false, // scalar subqueries (aggregates), not correlated, in WHERE and the select list
