@@ -22,7 +22,7 @@ import (
 // relationForms are the query forms these tests need from fluss beyond a
 // single table; a test needing one that is off skips, naming it.
 var relationForms = map[string]bool{
-	"join": false, // JOIN ... ON, LEFT JOIN, table aliases, qualified columns
+	"join": true, // JOIN ... ON, LEFT JOIN, table aliases, qualified columns
 }
 
 func needs(t *testing.T, form string) {
