@@ -22,7 +22,8 @@ import (
 // relationForms are the query forms these tests need from fluss beyond a
 // single table; a test needing one that is off skips, naming it.
 var relationForms = map[string]bool{
-	"join": true, // JOIN ... ON, LEFT JOIN, table aliases, qualified columns
+	"join":     true,  // JOIN ... ON, LEFT JOIN, table aliases, qualified columns, derived tables
+	"subquery": false, // IN (SELECT ...), NOT IN, scalar subqueries, EXISTS
 }
 
 func needs(t *testing.T, form string) {
@@ -360,6 +361,25 @@ func TestBunRelations(t *testing.T) {
 	require.Empty(t, as[1].Books)
 
 	t.Run("belongs-to", func(t *testing.T) { bunBelongsTo(t, db) })
+	t.Run("subquery", func(t *testing.T) { bunSubquery(t, db) })
+}
+
+// bunSubquery passes a *bun.SelectQuery as an argument: bun inlines it as
+// a parenthesised SELECT.
+func bunSubquery(t *testing.T, db *bun.DB) {
+	needs(t, "subquery")
+	ctx := context.Background()
+	var ns []Novel
+	austen := db.NewSelect().Model((*Author)(nil)).Column("id").Where("name = ?", "austen")
+	require.NoError(t, db.NewSelect().Model(&ns).Where("author_id IN (?)", austen).Order("novel.id").Scan(ctx))
+	require.Len(t, ns, 2)
+	require.Equal(t, "Emma", ns[0].Title)
+	// Authors without a novel, by NOT EXISTS.
+	var as []Author
+	none := db.NewSelect().Model((*Novel)(nil)).ColumnExpr("1").Where("novel.author_id = author.id")
+	require.NoError(t, db.NewSelect().Model(&as).Where("NOT EXISTS (?)", none).Scan(ctx))
+	require.Len(t, as, 1)
+	require.Equal(t, "woolf", as[0].Name)
 }
 
 // bunBelongsTo reads the novels with their authors: one LEFT JOIN, the
@@ -377,4 +397,42 @@ func bunBelongsTo(t *testing.T, db *bun.DB) {
 	require.NoError(t, db.NewSelect().Model(&ns).Relation("Author").Where("author.name = ?", "joyce").Scan(ctx))
 	require.Len(t, ns, 1)
 	require.Equal(t, "Ulysses", ns[0].Title)
+}
+
+// TestGormSubqueries passes GORM's subquery forms: a *gorm.DB as an
+// argument becomes a parenthesised SELECT, in FROM or in a condition.
+func TestGormSubqueries(t *testing.T) {
+	db := gormFixture(t)
+
+	// A derived table: each employee's order total.
+	type total struct {
+		EmployeeID uint
+		Total      int64
+	}
+	var totals []total
+	sums := db.Model(&Order{}).Select("employee_id, SUM(amount) AS total").Group("employee_id")
+	require.NoError(t, db.Table("(?) AS u", sums).Where("total > ?", 10).Order("employee_id").Find(&totals).Error)
+	require.Len(t, totals, 2)
+	require.Equal(t, []int64{55, 20}, []int64{totals[0].Total, totals[1].Total})
+
+	needs(t, "subquery")
+	// IN (SELECT ...): the employees with an order.
+	var emps []Employee
+	require.NoError(t, db.Where("id IN (?)", db.Model(&Order{}).Select("employee_id")).Order("id").Find(&emps).Error)
+	require.Equal(t, []string{"ann", "bob"}, []string{emps[0].Name, emps[1].Name})
+
+	// NOT IN, and a scalar subquery in a condition.
+	emps = nil
+	require.NoError(t, db.Where("id NOT IN (?)", db.Model(&Order{}).Select("employee_id")).Find(&emps).Error)
+	require.Len(t, emps, 1)
+	require.Equal(t, "cid", emps[0].Name)
+	var big []Order
+	require.NoError(t, db.Where("amount > (?)", db.Model(&Order{}).Select("AVG(amount)")).Find(&big).Error)
+	require.Equal(t, []int64{50}, orderAmounts(big))
+
+	// EXISTS correlated with the outer table, as GORM users write it.
+	emps = nil
+	require.NoError(t, db.Where("EXISTS (?)", db.Model(&Order{}).Select("1").Where("orders.employee_id = employees.id AND orders.amount > ?", 10)).
+		Order("id").Find(&emps).Error)
+	require.Equal(t, []string{"ann", "bob"}, []string{emps[0].Name, emps[1].Name})
 }
