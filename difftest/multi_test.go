@@ -55,6 +55,8 @@ var forms = map[string]bool{
 	"exists":    false, // [NOT] EXISTS (SELECT ...), correlated by an equality or not
 	"scalar":    false, // scalar subqueries (aggregates), not correlated, in WHERE and the select list
 	"correlate": false, // other correlated subqueries: IN and scalar ones reaching the outer query, by any comparison
+	"subjoin":   false, // the subqueries above in a query over several relations (and correlated with any of them)
+	"subon":     false, // the subqueries above in a join's ON condition
 	"union":     false, // UNION and UNION ALL
 	"setops":    false, // INTERSECT and EXCEPT
 }
@@ -490,6 +492,7 @@ type mgen struct {
 	// comma and cross joins, for the WHERE clause.
 	used  []string
 	where []string
+	inOn  bool // an ON condition is being generated
 }
 
 func (g *mgen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
@@ -572,7 +575,7 @@ func (g *mgen) cond(sc []rel, depth int) string {
 		}
 		return "NOT " + g.cond(sc, depth-1)
 	}
-	if depth > 0 && g.chance(3) {
+	if depth > 0 && g.chance(3) && g.subqueryIn(sc) {
 		if q, ok := g.subqueryCond(sc); ok {
 			return q
 		}
@@ -603,6 +606,12 @@ func (g *mgen) cond(sc []rel, depth int) string {
 		}
 	}
 	return g.intExpr(sc, 1) + " " + op + " " + g.intExpr(sc, 1)
+}
+
+// subqueryIn reports whether a condition over the scope may hold a
+// subquery.
+func (g *mgen) subqueryIn(sc []rel) bool {
+	return (len(sc) == 1 || g.on["subjoin"]) && (!g.inOn || g.on["subon"])
 }
 
 // subqueryCond is a predicate with a subquery over a fresh alias, from
@@ -765,6 +774,8 @@ func (g *mgen) onCond(left []rel, r rel) string {
 		c = eq("k", "k")
 	}
 	if g.on["nonequi"] {
+		g.inOn = true
+		defer func() { g.inOn = false }()
 		both := append(slices.Clip(left), r)
 		switch g.r.IntN(4) {
 		case 0: // no equality at all: a nested loop
@@ -936,7 +947,7 @@ func (g *mgen) selectQuery() (string, bool) {
 	case 0, 1: // rows
 		for range 1 + g.r.IntN(3) {
 			switch {
-			case g.on["scalar"] && g.chance(6):
+			case g.on["scalar"] && g.subqueryIn(sc) && g.chance(6):
 				items = append(items, g.scalarItem(sc))
 			case g.chance(2):
 				items = append(items, g.intExpr(sc, 2))
@@ -961,7 +972,7 @@ func (g *mgen) selectQuery() (string, bool) {
 		groupBy = " GROUP BY " + strings.Join(keys, ", ")
 		if g.chance(3) {
 			having = " HAVING " + g.pick("COUNT(*) > 1", "SUM("+g.icol(sc)+") > 0", "MIN("+g.icol(sc)+") IS NULL OR COUNT(*) > 2")
-			if (g.on["scalar"] || g.on["in"]) && g.chance(2) {
+			if (g.on["scalar"] || g.on["in"]) && g.subqueryIn(sc) && g.chance(2) {
 				having = " HAVING " + g.havingSubquery(keys[0])
 			}
 		}
