@@ -59,6 +59,7 @@ var forms = map[string]bool{
 	"subon":     false, // the subqueries above in a join's ON condition
 	"union":     false, // UNION and UNION ALL
 	"setops":    false, // INTERSECT and EXCEPT
+	"unionsub":  false, // UNION [ALL] as a derived table and in an IN subquery
 }
 
 func formsOn(t *testing.T) map[string]bool {
@@ -642,6 +643,12 @@ func (g *mgen) subqueryCond(outer []rel) (string, bool) {
 		switch g.r.IntN(4) {
 		case 0:
 			sub = "SELECT DISTINCT " + g.icol(inner) + from + filter(inner)
+		case 2:
+			if g.on["unionsub"] {
+				m2 := g.table()
+				b := g.newAlias("s")
+				sub += " " + g.pick("UNION", "UNION ALL") + " SELECT " + b + "." + g.pick("k", "a", "id") + " FROM " + m2.name + " AS " + b
+			}
 		case 1:
 			// MySQL refuses LIMIT in an IN subquery; a grouped one is fine.
 			k := g.icol(inner)
@@ -738,6 +745,13 @@ func (g *mgen) derived() (string, rel) {
 	where := ""
 	if g.chance(2) {
 		where = " WHERE " + g.cond(in, 1)
+	}
+	if g.on["unionsub"] && g.chance(4) {
+		m2 := g.table()
+		b := g.newAlias("y")
+		q := "(SELECT " + a + ".k AS k, " + a + ".a AS a FROM " + m.name + " AS " + a + where + " " + g.pick("UNION", "UNION ALL") +
+			" SELECT " + b + ".id, " + b + ".k FROM " + m2.name + " AS " + b + ") AS " + d
+		return q, rel{alias: d, cols: []mcol{{"k", 'i'}, {"a", 'i'}}}
 	}
 	switch g.r.IntN(3) {
 	case 0:
@@ -1041,6 +1055,14 @@ func (g *mgen) setQuery(ops []string) (string, bool) {
 		m := g.table()
 		a := g.newAlias("u")
 		sc := []rel{{alias: a, cols: m.cols()}}
+		from := m.name + " AS " + a
+		var where []string
+		if g.on["join"] && g.chance(3) {
+			// A join as one side of the set operation.
+			g.where, g.used = nil, nil
+			from, sc = g.from()
+			where = g.where
+		}
 		var items []string
 		for _, k := range kinds {
 			if k == 's' {
@@ -1051,9 +1073,12 @@ func (g *mgen) setQuery(ops []string) (string, bool) {
 				items = append(items, g.icol(sc))
 			}
 		}
-		q := "SELECT " + strings.Join(items, ", ") + " FROM " + m.name + " AS " + a
 		if g.chance(2) {
-			q += " WHERE " + g.cond(sc, 1)
+			where = append(where, g.cond(sc, 1))
+		}
+		q := "SELECT " + strings.Join(items, ", ") + " FROM " + from
+		if len(where) > 0 {
+			q += " WHERE " + strings.Join(where, " AND ")
 		}
 		return q
 	}
