@@ -86,6 +86,7 @@ func (s *Stmt) analyzeTree(ctx context.Context, sp *sqlplan.SelectPlan) ([]strin
 	if err != nil {
 		return nil, err
 	}
+	a.Ran()
 	return s.explainTree(ctx, sp, a.Note)
 }
 

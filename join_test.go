@@ -95,6 +95,11 @@ func TestJoinOuter(t *testing.T) {
 	// An ON conjunct on the preserved side keeps every row of it.
 	require.Equal(t, []string{"1|<nil>", "2|<nil>", "3|bob", "4|<nil>", "5|<nil>", "6|<nil>"},
 		txRows(t, db, "SELECT o.id, c.name FROM orders o LEFT JOIN customers c ON o.cust = c.id AND o.amount = 30"))
+	// A LIMIT reaches the preserved side; each of its rows still joins.
+	got := txRows(t, db, "SELECT o.id, c.name FROM orders o LEFT JOIN customers c ON o.cust = c.id LIMIT 2 OFFSET 1")
+	require.Len(t, got, 2)
+	all := txRows(t, db, "SELECT o.id, c.name FROM orders o LEFT JOIN customers c ON o.cust = c.id")
+	require.Subset(t, all, got)
 	// Anti-join by IS NULL.
 	require.Equal(t, []string{"4", "5"},
 		txRows(t, db, "SELECT o.id FROM orders o LEFT JOIN customers c ON o.cust = c.id WHERE c.id IS NULL"))
@@ -206,7 +211,7 @@ func TestJoinExplainTree(t *testing.T) {
 	lines := orderedRows(t, db, "EXPLAIN SELECT o.id, c.name FROM orders o JOIN customers c ON o.cust = c.id WHERE o.amount > 15 AND c.id = 2")
 	require.GreaterOrEqual(t, len(lines), 5, strings.Join(lines, "\n"))
 	require.Equal(t, "Project: o.id, c.name", lines[0])
-	require.Equal(t, "  HashJoin: inner [Keys: o.cust = c.id]", lines[1])
+	require.Equal(t, "  HashJoin: inner [Keys: o.cust = c.id] [Build: right, ~1 rows]", lines[1])
 	require.True(t, strings.HasPrefix(lines[2], "    FlussScan: [fluss.orders], Type: [Append] [PushedPredicates: amount > 15]"), lines[2])
 	var lookup bool
 	for _, l := range lines[3:] {
@@ -216,4 +221,76 @@ func TestJoinExplainTree(t *testing.T) {
 		require.True(t, strings.HasPrefix(l, "    "), "every scan line is indented under the join: %q", l)
 	}
 	require.True(t, lookup, "c.id = 2 is a point lookup of customers:\n%s", strings.Join(lines, "\n"))
+}
+
+// openLookupDB opens a database with a primary-key table big enough that
+// a join probing it with a few keys looks them up, and a small log table
+// of probe rows.
+func openLookupDB(t *testing.T) *sql.DB {
+	t.Helper()
+	db, _ := openDB(t)
+	mustExec(t, db, "CREATE TABLE big (id BIGINT, name STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket.num' = '3')")
+	var vals []string
+	for i := 1; i <= 400; i++ {
+		vals = append(vals, fmt.Sprintf("(%d, 'n%d')", i, i))
+	}
+	mustExec(t, db, "INSERT INTO big VALUES "+strings.Join(vals, ", "))
+	mustExec(t, db, "CREATE TABLE probe (k INT, d DECIMAL(5, 1), tag STRING)")
+	mustExec(t, db, "INSERT INTO probe VALUES (7, 7.0, 'a'), (7, 7.5, 'b'), (NULL, NULL, 'c'), (401, 401.0, 'd'), (12, 12.0, 'e')")
+	return db
+}
+
+func TestLookupJoin(t *testing.T) {
+	db := openLookupDB(t)
+	q := "SELECT p.tag, b.name FROM probe p JOIN big b ON b.id = p.k"
+	plan := strings.Join(orderedRows(t, db, "EXPLAIN "+q), "\n")
+	require.Contains(t, plan, "HashJoin: inner [Keys: p.k = b.id] [Lookup: right, probe ~5 rows]")
+	require.Equal(t, []string{"a|n7", "b|n7", "e|n12"}, txRows(t, db, q))
+	// The same join with the key table first, and as a left join.
+	require.Equal(t, []string{"a|n7", "b|n7", "e|n12"}, txRows(t, db, "SELECT p.tag, b.name FROM big b, probe p WHERE p.k = b.id"))
+	require.Equal(t, []string{"a|n7", "b|n7", "c|<nil>", "d|<nil>", "e|n12"},
+		txRows(t, db, "SELECT p.tag, b.name FROM probe p LEFT JOIN big b ON b.id = p.k"))
+	// A DECIMAL key looks up only the values that are exactly keys.
+	require.Equal(t, []string{"a|n7", "e|n12"}, txRows(t, db, "SELECT p.tag, b.name FROM probe p JOIN big b ON b.id = p.d"))
+	// The key table's own conjuncts still filter what is looked up.
+	require.Equal(t, []string{"e|n12"}, txRows(t, db, "SELECT p.tag, b.name FROM probe p JOIN big b ON b.id = p.k WHERE b.name <> 'n7'"))
+	// A residual condition between the sides.
+	require.Equal(t, []string{"a|n7"}, txRows(t, db, "SELECT p.tag, b.name FROM probe p JOIN big b ON b.id = p.k AND p.tag < b.name AND p.tag = 'a'"))
+
+	// In a transaction the lookups read the view taken at Begin.
+	tx, err := db.BeginTx(context.Background(), nil)
+	require.NoError(t, err)
+	defer tx.Rollback()
+	mustExec(t, db, "INSERT INTO big VALUES (401, 'late')")
+	mustExec(t, db, "INSERT INTO big VALUES (7, 'seven')")
+	require.Equal(t, []string{"a|n7", "b|n7", "e|n12"}, txRows(t, tx, q))
+	require.NoError(t, tx.Commit())
+	require.Equal(t, []string{"a|seven", "b|seven", "d|late", "e|n12"}, txRows(t, db, q))
+
+	// EXPLAIN ANALYZE counts the rows of each node.
+	lines := orderedRows(t, db, "EXPLAIN ANALYZE "+q)
+	require.Contains(t, lines[0], "(rows=4 ")
+	require.Contains(t, lines[1], "[Lookup: right, probe ~5 rows] (rows=4 ")
+}
+
+func TestLookupJoinLakeOnlyPartition(t *testing.T) {
+	db, _ := openDB(t)
+	mustExec(t, db, `CREATE TABLE pk (p STRING, id INT, v STRING, PRIMARY KEY (p, id) NOT ENFORCED)
+		PARTITIONED BY (p) WITH ('bucket.num' = '1', 'table.datalake.enabled' = 'true')`)
+	var vals []string
+	for i := 1; i <= 100; i++ {
+		vals = append(vals, fmt.Sprintf("('x', %d, 'x%d')", i, i), fmt.Sprintf("('y', %d, 'y%d')", i, i))
+	}
+	mustExec(t, db, "INSERT INTO pk VALUES "+strings.Join(vals, ", "))
+	var snap any
+	require.NoError(t, db.QueryRow("CALL sys.tier('pk')").Scan(&snap))
+	mustExec(t, db, "ALTER TABLE pk DROP PARTITION (p = 'x')")
+	mustExec(t, db, "CREATE TABLE keys (p STRING, id INT)")
+	mustExec(t, db, "INSERT INTO keys VALUES ('x', 3), ('y', 4)")
+	q := "SELECT k.p, k.id, pk.v FROM `keys` k JOIN pk ON pk.p = k.p AND pk.id = k.id"
+	require.Contains(t, strings.Join(orderedRows(t, db, "EXPLAIN "+q), "\n"), "[Lookup: right")
+	// The dropped partition is still in the lake, and a lookup reads it
+	// as a scan does.
+	require.Equal(t, []string{"x|3|x3", "y|4|y4"}, txRows(t, db, q))
+	require.Equal(t, []string{"x3"}, txRows(t, db, "SELECT v FROM pk WHERE p = 'x' AND id = 3"))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/planner"
 	"github.com/flusslite/fluss/pushdown"
+	"github.com/flusslite/fluss/query"
 	"github.com/flusslite/fluss/sqlplan"
 	"github.com/flusslite/fluss/storage"
 )
@@ -226,7 +227,16 @@ func (s *Stmt) explain(ctx context.Context, sel *sqlplan.Select, args []sqlplan.
 		return nil, err
 	}
 	if sp.Source != nil {
-		return s.explainTree(ctx, sp, nil)
+		// Opening plans every table and decides how each join runs,
+		// which the tree then shows; nothing is read.
+		op, a, err := query.OpenAnalyzed(ctx, tableReader{s}, sp, s.execOptions())
+		if err != nil {
+			return nil, err
+		}
+		if err := op.Close(); err != nil {
+			return nil, err
+		}
+		return s.explainTree(ctx, sp, a.Note)
 	}
 	return s.explainPlan(ctx, sp)
 }

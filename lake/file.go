@@ -28,6 +28,10 @@ type parquetFile struct {
 	// statistics are read from it.
 	leaf    []int
 	nanCols map[int]bool
+	// emptyCols are the string and binary columns whose minimum is not
+	// trusted (see kvEmptyColumns); allEmpty: none is (an older file).
+	emptyCols map[int]bool
+	allEmpty  bool
 	// minKey and maxKey bound the physical keys of a primary-key table's
 	// file; nil when the file does not say.
 	minKey, maxKey []byte
@@ -100,6 +104,19 @@ func (l *Lake) openParquet(table *metadata.TableInfo, lf metadata.LakeFile) (pf 
 			pf.nanCols[i] = true
 		}
 	}
+	switch v := kv.FindValue(kvEmptyColumns); {
+	case v == nil:
+		pf.allEmpty = true
+	case *v != "":
+		pf.emptyCols = map[int]bool{}
+		for _, s := range strings.Split(*v, ",") {
+			i, err := strconv.Atoi(s)
+			if err != nil {
+				return nil, corrupt(lf.Path, fmt.Errorf("bad %s %q", kvEmptyColumns, *v))
+			}
+			pf.emptyCols[i] = true
+		}
+	}
 	lo, hi := kv.FindValue(kvKeyMin), kv.FindValue(kvKeyMax)
 	if lo != nil && hi != nil {
 		pf.minKey, err = hex.DecodeString(*lo)
@@ -160,7 +177,7 @@ func (pf *parquetFile) Close() error {
 // groupStats are the statistics of row group rg for the given table
 // columns.
 func (pf *parquetFile) groupStats(table *metadata.TableInfo, rg int, cols []int) *statsSet {
-	return statsFor(pf.md, rg, table, cols, pf.leaf, pf.nanCols)
+	return statsFor(pf.md, rg, table, cols, pf.leaf, pf.nanCols, func(col int) bool { return pf.allEmpty || pf.emptyCols[col] })
 }
 
 // fileStats are the statistics of the whole file.

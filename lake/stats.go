@@ -49,8 +49,10 @@ func (s *statsSet) NullCount(col int) (int64, bool) {
 
 // statsFor builds the statistics of row group rg for the given table
 // columns. leaf maps a table column to its Parquet leaf column (-1: none,
-// e.g. nested); noMax lists columns whose max is unusable (NaN written).
-func statsFor(md *pqmeta.FileMetaData, rg int, table *metadata.TableInfo, cols []int, leaf []int, noMax map[int]bool) *statsSet {
+// e.g. nested); noMax lists columns whose max is unusable (NaN written);
+// emptyMin tells the string and binary columns whose min may leave out an
+// empty value, for which ” bounds the chunk instead.
+func statsFor(md *pqmeta.FileMetaData, rg int, table *metadata.TableInfo, cols []int, leaf []int, noMax map[int]bool, emptyMin func(col int) bool) *statsSet {
 	g := md.RowGroup(rg)
 	s := &statsSet{rows: g.NumRows(), cols: make(map[int]colStats, len(cols))}
 	for _, col := range cols {
@@ -80,6 +82,9 @@ func statsFor(md *pqmeta.FileMetaData, rg int, table *metadata.TableInfo, cols [
 			// Both or neither: a side that fails to convert means a
 			// physical form we do not understand.
 			if loOK && hiOK {
+				if (typ.IsString() || typ.IsBinary()) && emptyMin(col) {
+					lo = leastValue(typ)
+				}
 				c.min = lo
 				if !noMax[col] {
 					c.max = hi
@@ -275,4 +280,12 @@ func decimalFromBigEndian(b []byte) (decimal128.Num, bool) {
 		lo = lo<<8 | uint64(buf[8+i])
 	}
 	return decimal128.New(int64(hi), lo), true
+}
+
+// leastValue is the smallest value of a string or binary type.
+func leastValue(t metadata.DataType) any {
+	if t.IsBinary() {
+		return []byte{}
+	}
+	return ""
 }

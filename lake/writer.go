@@ -31,6 +31,12 @@ const (
 	// max, while NaN sorts above every number here, so their max must not
 	// be trusted.
 	kvNaNColumns = "fluss.nan_columns"
+	// kvEmptyColumns lists (as kvNaNColumns) the STRING, CHAR and binary
+	// columns holding an empty value, which arrow-go's statistics can
+	// leave out of a chunk's min (a chunk of '' and 'dog' says min 'dog').
+	// A file without the key comes from a writer that did not track them:
+	// none of its string minimums is trusted.
+	kvEmptyColumns = "fluss.empty_columns"
 	// kvKeyMin and kvKeyMax are the hex encoded physical keys of the first
 	// and last row of a primary-key table's file.
 	kvKeyMin = "fluss.key_min"
@@ -59,7 +65,9 @@ type FileWriter struct {
 	minKey   []byte
 	lastKey  []byte
 	nanCols  map[int]bool
-	done     bool
+	// emptyCols are the string and binary columns written an empty value.
+	emptyCols map[int]bool
+	done      bool
 }
 
 // countingWriter is the Parquet writer's sink.
@@ -111,7 +119,7 @@ func (l *Lake) NewFileWriter(table *metadata.TableInfo, partitionName string, pa
 		return nil, fmt.Errorf("%w: lake: %d partition values for %d partition keys of %s", metadata.ErrInvalidValue, len(partitionValues), len(table.PartitionKeys), table.Path)
 	}
 	schema := fileSchema(table)
-	w := &FileWriter{lake: l, table: table, schema: schema, nanCols: map[int]bool{}}
+	w := &FileWriter{lake: l, table: table, schema: schema, nanCols: map[int]bool{}, emptyCols: map[int]bool{}}
 	for _, c := range fileColumns(table) {
 		w.inTypes = append(w.inTypes, c.Type.ArrowType())
 	}
@@ -233,6 +241,9 @@ func (w *FileWriter) Write(rec arrow.RecordBatch) (err error) {
 		if !w.nanCols[i] && hasNaN(c) {
 			w.nanCols[i] = true
 		}
+		if !w.emptyCols[i] && hasEmpty(c) {
+			w.emptyCols[i] = true
+		}
 	}
 	if w.keyCols != nil {
 		if err := w.checkKeys(rec); err != nil {
@@ -254,6 +265,35 @@ func (w *FileWriter) Write(rec arrow.RecordBatch) (err error) {
 	}
 	w.file.RowCount += rec.NumRows()
 	return nil
+}
+
+// columnList renders the set columns of n as kvNaNColumns does.
+func columnList(set map[int]bool, n int) string {
+	var idx []string
+	for i := range n {
+		if set[i] {
+			idx = append(idx, strconv.Itoa(i))
+		}
+	}
+	return strings.Join(idx, ",")
+}
+
+// hasEmpty reports whether a string or binary array holds an empty,
+// non-null value.
+func hasEmpty(a arrow.Array) bool {
+	type lengths interface {
+		ValueLen(i int) int
+	}
+	l, ok := a.(lengths)
+	if !ok {
+		return false
+	}
+	for i := range a.Len() {
+		if a.IsValid(i) && l.ValueLen(i) == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func hasNaN(a arrow.Array) bool {
@@ -317,15 +357,13 @@ func (w *FileWriter) Close() (lf metadata.LakeFile, err error) {
 		}
 	}()
 	if len(w.nanCols) > 0 {
-		var idx []string
-		for i := range w.table.Schema.Columns {
-			if w.nanCols[i] {
-				idx = append(idx, strconv.Itoa(i))
-			}
-		}
-		if err := w.pw.AppendKeyValueMetadata(kvNaNColumns, strings.Join(idx, ",")); err != nil {
+		if err := w.pw.AppendKeyValueMetadata(kvNaNColumns, columnList(w.nanCols, len(w.table.Schema.Columns))); err != nil {
 			return metadata.LakeFile{}, fmt.Errorf("lake: close %s: %w", w.file.Path, err)
 		}
+	}
+	// Always written, also empty: its presence says the list is known.
+	if err := w.pw.AppendKeyValueMetadata(kvEmptyColumns, columnList(w.emptyCols, len(w.table.Schema.Columns))); err != nil {
+		return metadata.LakeFile{}, fmt.Errorf("lake: close %s: %w", w.file.Path, err)
 	}
 	if w.minKey != nil {
 		if err := w.pw.AppendKeyValueMetadata(kvKeyMin, hex.EncodeToString(w.minKey)); err != nil {

@@ -14,6 +14,10 @@ import (
 type Analysis struct {
 	nodes map[sqlplan.Relation]*nodeStats
 	top   nodeStats
+	// ran is false when the query was only opened (EXPLAIN): then the
+	// notes give the joins' strategies, not figures.
+	ran      bool
+	strategy map[*sqlplan.JoinRel]string
 }
 
 type nodeStats struct {
@@ -24,14 +28,46 @@ type nodeStats struct {
 // Note renders a node's figures for sqlplan.FormatTreeNotes: rel nil is
 // the query's result.
 func (a *Analysis) Note(rel sqlplan.Relation) string {
+	var note string
+	if j, ok := rel.(*sqlplan.JoinRel); ok {
+		note = a.strategy[j]
+	}
+	if !a.ran {
+		return note
+	}
 	st := &a.top
 	if rel != nil {
 		var ok bool
 		if st, ok = a.nodes[rel]; !ok {
-			return ""
+			return note
 		}
 	}
-	return fmt.Sprintf(" (rows=%d time=%s)", st.rows, st.took.Round(time.Microsecond))
+	return note + fmt.Sprintf(" (rows=%d time=%s)", st.rows, st.took.Round(time.Microsecond))
+}
+
+// Ran marks the query as read to its end, so notes give its figures.
+func (a *Analysis) Ran() { a.ran = true }
+
+// decided records how a join runs, for EXPLAIN.
+func (a *Analysis) decided(j *sqlplan.JoinRel, st strategy, lrows, rrows int64) {
+	if a == nil {
+		return
+	}
+	held, probe, heldRows := "right", lrows, rrows
+	if st.buildLeft {
+		held, probe, heldRows = "left", rrows, lrows
+	}
+	est := func(n int64) string {
+		if n < 0 {
+			return "?"
+		}
+		return fmt.Sprint(n)
+	}
+	if st.lookup {
+		a.strategy[j] = fmt.Sprintf(" [Lookup: %s, probe ~%s rows]", held, est(probe))
+		return
+	}
+	a.strategy[j] = fmt.Sprintf(" [Build: %s, ~%s rows]", held, est(heldRows))
 }
 
 // counted wraps a node's operator to count its rows and time.
@@ -62,10 +98,12 @@ func (a *Analysis) track(rel sqlplan.Relation, op exec.Operator) exec.Operator {
 	return &counted{in: op, st: st}
 }
 
-// OpenAnalyzed opens sp as Open does, counting rows and time at every
-// node of its FROM tree and at its result.
+// OpenAnalyzed opens sp as Open does, recording how each join runs and
+// counting rows and time at every node of its FROM tree and at its
+// result. EXPLAIN opens and closes it; EXPLAIN ANALYZE reads it to its
+// end first (then Ran).
 func OpenAnalyzed(ctx context.Context, r Reader, sp *sqlplan.SelectPlan, opts exec.Options) (exec.Operator, *Analysis, error) {
-	a := &Analysis{nodes: map[sqlplan.Relation]*nodeStats{}}
+	a := &Analysis{nodes: map[sqlplan.Relation]*nodeStats{}, strategy: map[*sqlplan.JoinRel]string{}}
 	op, err := open(ctx, r, sp, opts, a)
 	if err != nil {
 		return nil, nil, err

@@ -21,6 +21,12 @@ import (
 // Output columns first.
 type Reader interface {
 	Open(ctx context.Context, sp *sqlplan.SelectPlan) (exec.Operator, error)
+	// Lookup reads the rows of sp's primary-key table whose key columns
+	// (schema indexes cols) hold one of keys, and runs sp's WHERE and
+	// outputs over them as Open would: the held side of a lookup join.
+	// The keys' values are of the probe side's types; a value that is no
+	// value of its column's type matches nothing.
+	Lookup(ctx context.Context, sp *sqlplan.SelectPlan, cols []int, keys [][]any) (exec.Operator, error)
 }
 
 // Open builds the operators of sp, a query over a FROM tree. The records
@@ -158,19 +164,17 @@ func openJoin(ctx context.Context, r Reader, j *sqlplan.JoinRel, opts exec.Optio
 	for _, sp := range j.Spans() {
 		total = max(total, sp.Offset+sp.Width)
 	}
+	st := chooseStrategy(j, left.rows, right.rows)
+	a.decided(j, st, left.rows, right.rows)
 	probe, build := left, right
 	pkeys, bkeys := j.LeftKeys, j.RightKeys
+	heldRel := j.R
+	if st.buildLeft {
+		probe, build, pkeys, bkeys, heldRel = right, left, bkeys, pkeys, j.L
+	}
 	kind := exec.JoinInner
-	switch j.Kind {
-	case sqlplan.JoinLeft:
+	if j.Kind != sqlplan.JoinInner {
 		kind = exec.JoinLeft
-	case sqlplan.JoinRight:
-		kind = exec.JoinLeft
-		probe, build, pkeys, bkeys = right, left, bkeys, pkeys
-	default:
-		if buildLeft(left.rows, right.rows) {
-			probe, build, pkeys, bkeys = right, left, bkeys, pkeys
-		}
 	}
 	cols := append(append([]int{}, probe.cols...), build.cols...)
 	spec := exec.JoinSpec{
@@ -185,20 +189,97 @@ func openJoin(ctx context.Context, r Reader, j *sqlplan.JoinRel, opts exec.Optio
 		Residual:       j.Cond,
 		ResidualLayout: layoutOf(total, cols),
 	}
-	op, err := exec.HashJoin(probe.op, build.op, spec, opts)
-	if err != nil {
-		probe.op.Close()
+	var op exec.Operator
+	if st.lookup {
+		// The key table is looked up, not read: its planned scan goes.
 		build.op.Close()
-		return stream{}, err
+		scan := heldRel.(*sqlplan.ScanRel)
+		positions, tableCols := lookupKeys(scan, bkeys)
+		fetch := func(ctx context.Context, tuples [][]any) (exec.Operator, error) {
+			return r.Lookup(ctx, scan.Plan, tableCols, tuples)
+		}
+		op = exec.LookupJoin(probe.op, fetch, positions, spec, opts)
+	} else {
+		if op, err = exec.HashJoin(probe.op, build.op, spec, opts); err != nil {
+			probe.op.Close()
+			build.op.Close()
+			return stream{}, err
+		}
 	}
 	return stream{op: op, cols: cols, types: append(append([]metadata.DataType{}, probe.types...), build.types...),
 		rows: joinEstimate(probe.rows, build.rows)}, nil
 }
 
-// buildLeft reports whether an inner join should hold its left side: only
-// when both sides are estimated and the left one is smaller.
-func buildLeft(left, right int64) bool {
-	return left >= 0 && right >= 0 && left < right
+// Lookup joins: a join whose held side is a primary-key table, with keys
+// covering its whole primary key, looks the probe side's keys up in the
+// key-value state instead of reading the table, when the probe side is
+// estimated at most LookupMaxProbe rows and at most 1/LookupRatio of the
+// table (a lookup costs about as much as reading a few dozen rows).
+const (
+	LookupMaxProbe = 200_000
+	LookupRatio    = 16
+)
+
+// strategy is how a join runs: which side is held, and whether the held
+// side is looked up by key rather than read.
+type strategy struct {
+	buildLeft bool
+	lookup    bool
+}
+
+// chooseStrategy decides how j runs from the estimated rows of its sides
+// (-1: unknown). An outer join holds the side it extends with NULLs; an
+// inner join prefers a lookup into either side, then holds the smaller
+// side, the right one when the estimates do not tell.
+func chooseStrategy(j *sqlplan.JoinRel, lrows, rrows int64) strategy {
+	switch j.Kind {
+	case sqlplan.JoinLeft:
+		return strategy{lookup: lookupTarget(j.R, j.RightKeys) && smallProbe(lrows, rrows)}
+	case sqlplan.JoinRight:
+		return strategy{buildLeft: true, lookup: lookupTarget(j.L, j.LeftKeys) && smallProbe(rrows, lrows)}
+	}
+	switch {
+	case lookupTarget(j.R, j.RightKeys) && smallProbe(lrows, rrows):
+		return strategy{lookup: true}
+	case lookupTarget(j.L, j.LeftKeys) && smallProbe(rrows, lrows):
+		return strategy{buildLeft: true, lookup: true}
+	}
+	return strategy{buildLeft: lrows >= 0 && rrows >= 0 && lrows < rrows}
+}
+
+func smallProbe(probe, table int64) bool {
+	return probe >= 0 && probe <= LookupMaxProbe && (table < 0 || probe*LookupRatio <= table)
+}
+
+// lookupTarget reports whether rel is a primary-key table whose whole key
+// the join keys over it fix.
+func lookupTarget(rel sqlplan.Relation, keys []sqlplan.Expr) bool {
+	scan, ok := rel.(*sqlplan.ScanRel)
+	if !ok || scan.Plan.Virtual != "" || !scan.Plan.Table.HasPrimaryKey() {
+		return false
+	}
+	_, cols := lookupKeys(scan, keys)
+	pk, err := scan.Plan.Table.Schema.Indexes(scan.Plan.Table.Schema.PrimaryKey)
+	return err == nil && len(cols) == len(pk)
+}
+
+// lookupKeys picks, for each primary-key column of scan's table, the
+// first join key that is that column: its position among keys and the
+// column's schema index. A column no key is is left out.
+func lookupKeys(scan *sqlplan.ScanRel, keys []sqlplan.Expr) (positions, cols []int) {
+	pk, err := scan.Plan.Table.Schema.Indexes(scan.Plan.Table.Schema.PrimaryKey)
+	if err != nil {
+		return nil, nil
+	}
+	for _, c := range pk {
+		for pos, k := range keys {
+			if ref, ok := k.(*sqlplan.ColumnRef); ok && ref.Index-scan.Offset == c {
+				positions, cols = append(positions, pos), append(cols, c)
+				break
+			}
+		}
+	}
+	return positions, cols
 }
 
 // joinEstimate guesses a join's rows: the larger side (a key join rarely

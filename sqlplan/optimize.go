@@ -18,6 +18,7 @@ var rules = []rule{
 	{"join-order", joinOrder},
 	{"equi-join", equiJoins},
 	{"prune-columns", pruneColumns},
+	{"limit-pushdown", pushLimit},
 }
 
 // columnSet is the combined indexes an expression reads.
@@ -405,4 +406,38 @@ func reorder(rel Relation) Relation {
 		}
 	}
 	return tree
+}
+
+// pushLimit hands a LIMIT down to the preserved side of a left join (a
+// right join's right side), whose every row gives at least one row of
+// the join: the side's scan may stop after LIMIT + OFFSET rows. It
+// applies only when nothing above the join drops, reorders or merges
+// rows: no WHERE left above it, GROUP BY, aggregate, DISTINCT or ORDER
+// BY.
+func pushLimit(p *SelectPlan) *SelectPlan {
+	if p.Limit < 0 || p.Where != nil || p.Distinct || len(p.OrderBy) > 0 || len(p.GroupBy) > 0 || p.Having != nil || hasAggregateOutput(p) {
+		return p
+	}
+	n := p.Limit + p.Offset
+	rel := p.Source
+	for {
+		j, ok := rel.(*JoinRel)
+		if !ok {
+			return p
+		}
+		switch j.Kind {
+		case JoinLeft:
+			rel = j.L
+		case JoinRight:
+			rel = j.R
+		default:
+			return p
+		}
+		if scan, ok := rel.(*ScanRel); ok {
+			if scan.Plan.Limit < 0 || scan.Plan.Limit > n {
+				scan.Plan.Limit = n
+			}
+			return p
+		}
+	}
 }

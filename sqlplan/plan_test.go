@@ -52,6 +52,9 @@ func leafLines(sp *SelectPlan) []string {
 	if sp.Where != nil {
 		line += " [Where: " + sp.Where.String() + "]"
 	}
+	if sp.Limit >= 0 {
+		line += fmt.Sprintf(" [Limit: %d]", sp.Limit)
+	}
 	return []string{line}
 }
 
