@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -99,8 +100,37 @@ func (e *flussEngine) appendRecords(ctx context.Context, table string, schema *a
 	return nil
 }
 
-// hashJoinQuery is q with fluss made to join by hashing the whole key
-// table instead of looking the keys up.
+// hashJoinQuery is J2 with fluss made to read the whole key table into a
+// hash join instead of looking the keys up. fluss has no switch for that;
+// a join key that is an expression of the key column (kv.id + 0) is not
+// the key itself, so no lookup can serve it.
 func (e *flussEngine) hashJoinQuery(q string) (string, error) {
-	return "", na("fluss has no switch that forces a hash join where it would look keys up")
+	h := strings.Replace(q, "ON kv.id = jk.id", "ON kv.id + 0 = jk.id", 1)
+	if h == q {
+		return "", fmt.Errorf("J2's query has no ON kv.id = jk.id to rewrite: %s", q)
+	}
+	return h, nil
+}
+
+// joinStrategy is the line of fluss's EXPLAIN of q that says how its
+// join runs ([Lookup: ...] or [Build: ...]).
+func (e *flussEngine) joinStrategy(ctx context.Context, q string) (string, error) {
+	rows, err := e.sqlDB.QueryContext(ctx, "EXPLAIN "+q)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return "", err
+		}
+		if strings.Contains(line, "Join:") {
+			return strings.TrimSpace(line), nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	return "", fmt.Errorf("EXPLAIN of %s shows no join", q)
 }
