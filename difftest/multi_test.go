@@ -116,6 +116,7 @@ type mcol struct {
 type rel struct {
 	alias string
 	cols  []mcol
+	key   []string // the primary key of a key table read as it is
 }
 
 // mtable is one random table of a seed.
@@ -125,6 +126,9 @@ type mtable struct {
 	partitioned bool
 	lake        bool
 	buckets     int
+	// size is 't' (tiny: a few rows), 'n' (normal) or 'l' (large): a tiny
+	// side next to a large key table is joined by looking its keys up.
+	size byte
 }
 
 func (m mtable) cols() []mcol {
@@ -133,6 +137,18 @@ func (m mtable) cols() []mcol {
 		cs = append(cs, mcol{"p", 's'})
 	}
 	return cs
+}
+
+// rel is the table under alias.
+func (m mtable) rel(alias string) rel {
+	r := rel{alias: alias, cols: m.cols()}
+	if m.pk {
+		r.key = []string{"id"}
+		if m.partitioned {
+			r.key = []string{"p", "id"}
+		}
+	}
+	return r
 }
 
 func (m mtable) describe() string {
@@ -147,7 +163,7 @@ func (m mtable) describe() string {
 	if m.lake {
 		extra = append(extra, "lake")
 	}
-	extra = append(extra, fmt.Sprintf("%d buckets", m.buckets))
+	extra = append(extra, fmt.Sprintf("%d buckets", m.buckets), map[byte]string{'t': "tiny", 'n': "normal size", 'l': "large"}[m.size])
 	return fmt.Sprintf("%s: %s table, %s", m.name, kind, strings.Join(extra, ", "))
 }
 
@@ -168,6 +184,12 @@ func newTables(r *rand.Rand) ([]mtable, []setupStmt) {
 			partitioned: r.IntN(3) == 0,
 			lake:        r.IntN(2) == 0,
 			buckets:     1 + r.IntN(3),
+			size:        "ttnnl"[r.IntN(5)],
+		}
+		if m.pk {
+			// Key tables are mostly large and log tables small, so that
+			// joins of one with the other look keys up.
+			m.size = "nll"[r.IntN(3)]
 		}
 		ts = append(ts, m)
 		stmts = append(stmts, setupStmt{fluss: m.flussDDL(), lite: m.liteDDL()})
@@ -253,10 +275,14 @@ func (m mtable) liteDDL() string {
 func (m mtable) load(r *rand.Rand) []setupStmt {
 	var out []setupStmt
 	both := func(q string) { out = append(out, setupStmt{fluss: q, lite: q}) }
+	keys := 40
+	if m.size == 'l' {
+		keys = 200
+	}
 	insert := func(n int) {
 		var vals []string
 		for range n {
-			id := fmt.Sprint(r.IntN(40))
+			id := fmt.Sprint(r.IntN(keys))
 			if !m.pk {
 				id = maybeNull(r, id)
 			}
@@ -292,8 +318,17 @@ func (m mtable) load(r *rand.Rand) []setupStmt {
 			both(fmt.Sprintf("DELETE FROM %s WHERE a < %d", m.name, -16+r.IntN(6)))
 		}
 	}
-	for range 1 + r.IntN(3) {
-		insert(10 + r.IntN(25))
+	switch m.size {
+	case 't':
+		insert(1 + r.IntN(4))
+	case 'l':
+		for range 2 {
+			insert(40 + r.IntN(20))
+		}
+	default:
+		for range 1 + r.IntN(3) {
+			insert(10 + r.IntN(25))
+		}
 	}
 	if m.pk && r.IntN(2) == 0 {
 		// A KV snapshot, so that the changes below are a changelog tail
@@ -311,7 +346,7 @@ func (m mtable) load(r *rand.Rand) []setupStmt {
 			// Every row of z is tiered, so the lake still holds them all:
 			// the table reads as before, and rows written to z after this
 			// add to them.
-			out = append(out, setupStmt{fluss: "ALTER TABLE " + m.name + " DROP PARTITION (p = 'z')"})
+			out = append(out, setupStmt{fluss: "ALTER TABLE " + m.name + " DROP IF EXISTS PARTITION (p = 'z')"})
 			dropped = true
 		}
 		if r.IntN(4) > 0 {
@@ -728,10 +763,10 @@ func (g *mgen) source() (string, rel) {
 	}
 	if g.chance(4) && !g.usesName(m.name) {
 		g.used = append(g.used, m.name)
-		return m.name, rel{alias: m.name, cols: m.cols()}
+		return m.name, m.rel(m.name)
 	}
 	a := g.newAlias("x")
-	return m.name + g.pick(" AS ", " ") + a, rel{alias: a, cols: m.cols()}
+	return m.name + g.pick(" AS ", " ") + a, m.rel(a)
 }
 
 func (g *mgen) usesName(n string) bool { return slices.Contains(g.used, n) }
@@ -773,7 +808,18 @@ func (g *mgen) onCond(left []rel, r rel) string {
 		return slices.ContainsFunc(x.cols, func(m mcol) bool { return m.name == c })
 	}
 	var c string
+	coversKey := len(r.key) > 0
+	for _, k := range r.key {
+		coversKey = coversKey && has(l, k)
+	}
 	switch {
+	case coversKey && g.chance(2):
+		// r's whole primary key: a lookup join when l is small.
+		var eqs []string
+		for _, k := range r.key {
+			eqs = append(eqs, eq(k, k))
+		}
+		c = strings.Join(eqs, " AND ")
 	case has(l, "p") && has(r, "p") && g.chance(3):
 		// The whole key of a partitioned key table: a lookup join when
 		// the other side is small.
@@ -818,12 +864,31 @@ func (g *mgen) from() (string, []rel) {
 	if g.on["three"] && g.chance(3) {
 		n = 3
 	}
+	if small, keyed, ok := g.lookupPair(); ok && g.chance(4) {
+		// A small table joined with a key table on its whole key, the
+		// shape fluss answers with lookups instead of a scan.
+		a, b := g.newAlias("x"), g.newAlias("x")
+		ra, rb := small.rel(a), keyed.rel(b)
+		var eqs []string
+		for _, k := range rb.key {
+			eqs = append(eqs, a+"."+k+" = "+b+"."+k)
+		}
+		on := strings.Join(eqs, " AND ")
+		if g.on["nonequi"] && g.chance(3) {
+			on += " AND " + g.cond([]rel{ra, rb}, 1)
+		}
+		kind := "JOIN"
+		if g.on["left"] && g.chance(2) {
+			kind = "LEFT JOIN"
+		}
+		return small.name + " AS " + a + " " + kind + " " + keyed.name + " AS " + b + " ON " + on, []rel{ra, rb}
+	}
 	first, r0 := g.source()
 	if g.on["self"] && g.chance(5) {
 		// The same table twice under two aliases.
 		m := g.table()
 		a, b := g.newAlias("x"), g.newAlias("x")
-		ra, rb := rel{a, m.cols()}, rel{b, m.cols()}
+		ra, rb := m.rel(a), m.rel(b)
 		return m.name + " AS " + a + " JOIN " + m.name + " AS " + b + " ON " + g.onCond([]rel{ra}, rb), []rel{ra, rb}
 	}
 	text, sc := first, []rel{r0}
@@ -867,7 +932,7 @@ func (g *mgen) from() (string, []rel) {
 				m := g.table()
 				a, d := g.newAlias("y"), g.newAlias("d")
 				s = "(SELECT " + a + ".k AS k, " + a + ".a AS na FROM " + m.name + " AS " + a + ") AS " + d
-				r = rel{d, []mcol{{"k", 'i'}, {"na", 'i'}}}
+				r = rel{alias: d, cols: []mcol{{"k", 'i'}, {"na", 'i'}}}
 				if !hasOnly(sc, r, "k") || !once(sc, r, "k") {
 					text += " " + g.joinWord(kind) + " " + s + " ON " + g.onCond(sc, r)
 				} else {
@@ -885,6 +950,30 @@ func (g *mgen) from() (string, []rel) {
 		g.where = append(g.where, where...)
 	}
 	return text, sc
+}
+
+// lookupPair picks a tiny table and a key table whose whole key the tiny
+// one has (a partitioned key needs a partitioned tiny table).
+func (g *mgen) lookupPair() (small, keyed mtable, ok bool) {
+	var smalls, keyeds []mtable
+	for _, m := range g.tables {
+		if m.size == 't' {
+			smalls = append(smalls, m)
+		}
+		if m.pk && m.size != 't' {
+			keyeds = append(keyeds, m)
+		}
+	}
+	for range 4 {
+		if len(smalls) == 0 || len(keyeds) == 0 {
+			return small, keyed, false
+		}
+		small, keyed = smalls[g.r.IntN(len(smalls))], keyeds[g.r.IntN(len(keyeds))]
+		if small.name != keyed.name && (small.partitioned || !keyed.partitioned) {
+			return small, keyed, true
+		}
+	}
+	return small, keyed, false
 }
 
 // once reports whether column c of r names exactly one column on the
