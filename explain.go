@@ -17,7 +17,12 @@ import (
 // explainLines answers EXPLAIN (the plan) and EXPLAIN ANALYZE (the plan,
 // then what running it read).
 func (s *Stmt) explainLines(ctx context.Context, st *sqlplan.Explain, args []sqlplan.Arg) ([]string, error) {
-	if st.Analyze {
+	switch {
+	case st.Compound != nil && st.Analyze:
+		return s.analyzeCompound(ctx, st.Compound, args)
+	case st.Compound != nil:
+		return s.explainCompound(ctx, st.Compound, args)
+	case st.Analyze:
 		return s.explainAnalyze(ctx, st.Select, args)
 	}
 	return s.explain(ctx, st.Select, args)

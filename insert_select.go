@@ -21,8 +21,14 @@ import (
 // charged to the connection's memory.limit: the commit path takes a
 // statement's rows whole.
 func (s *Stmt) insertSelectRows(ctx context.Context, ins *sqlplan.Insert, args []sqlplan.Arg) (*sqlplan.InsertPlan, [][]any, error) {
-	if err := planner.CheckOptions(ins.Select.Hints); err != nil {
-		return nil, nil, fmt.Errorf("OPTIONS hint: %w", err)
+	sels := []*sqlplan.Select{ins.Select}
+	if ins.Compound != nil {
+		sels = ins.Compound.Selects()
+	}
+	for _, sel := range sels {
+		if err := planner.CheckOptions(sel.Hints); err != nil {
+			return nil, nil, fmt.Errorf("OPTIONS hint: %w", err)
+		}
 	}
 	// The session's catalog, so that the query may read
 	// information_schema as a SELECT may.
@@ -36,18 +42,13 @@ func (s *Stmt) insertSelectRows(ctx context.Context, ins *sqlplan.Insert, args [
 	if err := s.conn.checkTxWrite("INSERT", plan.Table.Path, false); err != nil {
 		return nil, nil, err
 	}
-	if err := s.checkTxRead(plan.Select); err != nil {
+	op, cols, err := s.openInsertQuery(ctx, plan)
+	if err != nil {
 		return nil, nil, err
 	}
-	sp := plan.Select
-	cols := resultColumns(sp)
 	types := make([]metadata.DataType, len(cols))
 	for i, c := range cols {
 		types[i] = c.typ
-	}
-	op, err := s.openSelect(ctx, sp, nil)
-	if err != nil {
-		return nil, nil, err
 	}
 	limit := s.conn.connector.cfg.MemoryLimit
 	rows, err := collectRows(ctx, op, types, &rowBudget{limit: limit, op: "INSERT ... SELECT"})

@@ -144,7 +144,7 @@ func (s *Stmt) exec(ctx context.Context, args []driver.NamedValue) (driver.Resul
 			return nil, s.wrapErr(err)
 		}
 		return res, nil
-	case *sqlplan.Select, *sqlplan.Explain, *sqlplan.ShowDatabases, *sqlplan.ShowTables,
+	case *sqlplan.Select, *sqlplan.Compound, *sqlplan.Explain, *sqlplan.ShowDatabases, *sqlplan.ShowTables,
 		*sqlplan.ShowPartitions, *sqlplan.Describe, *sqlplan.ShowCreateTable, *sqlplan.Call:
 		rows, err := s.queryContext(ctx, args)
 		if err != nil {
@@ -259,6 +259,8 @@ func (s *Stmt) query(ctx context.Context, args []sqlplan.Arg) (*Rows, error) {
 	switch st := s.parsed.(type) {
 	case *sqlplan.Select:
 		return s.selectRows(ctx, st, args)
+	case *sqlplan.Compound:
+		return s.compoundRows(ctx, st, args)
 	case *sqlplan.Explain:
 		lines, err := s.explainLines(ctx, st, args)
 		if err != nil {

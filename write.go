@@ -21,7 +21,7 @@ func (s *Stmt) insert(ctx context.Context, ins *sqlplan.Insert, args []sqlplan.A
 		rows [][]any
 		err  error
 	)
-	if ins.Select != nil {
+	if ins.Select != nil || ins.Compound != nil {
 		plan, rows, err = s.insertSelectRows(ctx, ins, args)
 	} else {
 		plan, rows, err = s.bindInsert(ctx, ins, args)

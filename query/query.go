@@ -3,7 +3,8 @@
 // the single-table path (a point lookup or the table's split planner,
 // behind Reader), joins run as hash joins (a nested loop when the
 // condition has no equality), and the clauses above the FROM tree run
-// through exec.Build as they do over one table.
+// through exec.Build as they do over one table. Set operations
+// (OpenCompound) run each SELECT so, then exec.SetOp over them.
 package query
 
 import (
@@ -140,6 +141,9 @@ func openNode(ctx context.Context, r Reader, rel sqlplan.Relation, opts exec.Opt
 
 // openPlan opens any bound query: over a FROM tree here, else through r.
 func openPlan(ctx context.Context, r Reader, sp *sqlplan.SelectPlan, opts exec.Options, a *Analysis) (exec.Operator, error) {
+	if sp.Compound != nil {
+		return OpenCompound(ctx, r, sp.Compound, opts)
+	}
 	if sp.Source != nil {
 		return open(ctx, r, sp, opts, a)
 	}

@@ -57,6 +57,10 @@ type SelectPlan struct {
 	// Where holds only the conjuncts the optimizer could not push into
 	// the tree.
 	Source Relation
+	// Compound, when set, makes the plan the rows of that set operation
+	// (a derived table of one): Output is its Output, and nothing else is
+	// set.
+	Compound *CompoundPlan
 }
 
 // InsertPlan is an INSERT bound to its table. For VALUES, Rows are full
@@ -70,6 +74,8 @@ type InsertPlan struct {
 	Columns []int
 	Rows    [][]any
 	Select  *SelectPlan
+	// Compound is set instead of Select for a query with set operations.
+	Compound *CompoundPlan
 	// Partial is true for a primary-key table whose column list leaves
 	// some column out: a partial update, where the unlisted columns keep
 	// their stored values (NULL for a new key). The driver passes Columns
@@ -731,6 +737,17 @@ func BindInsert(ctx context.Context, ins *Insert, cat Catalog, currentDB string,
 			return nil, errorf(metadata.ErrInvalidValue, "INSERT has %d target columns but the SELECT returns %d", t.given, len(sel.Output))
 		}
 		plan.Select = sel
+		return plan, nil
+	}
+	if ins.Compound != nil {
+		cp, err := BindCompound(ctx, ins.Compound, cat, currentDB, args)
+		if err != nil {
+			return nil, err
+		}
+		if len(cp.Output) != t.given {
+			return nil, errorf(metadata.ErrInvalidValue, "INSERT has %d target columns but the %s returns %d", t.given, cp.Kind, len(cp.Output))
+		}
+		plan.Compound = cp
 		return plan, nil
 	}
 	if plan.Rows, err = t.Rows(args); err != nil {

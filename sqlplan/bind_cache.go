@@ -153,7 +153,7 @@ type InsertTemplate struct {
 // it does not cover (INSERT ... SELECT, ON DUPLICATE KEY UPDATE); the
 // caller then uses BindInsert. Errors are BindInsert's.
 func PrepareInsert(ctx context.Context, ins *Insert, cat Catalog, currentDB string) (t *InsertTemplate, ok bool, err error) {
-	if ins.Select != nil || ins.OnDup != nil {
+	if ins.Select != nil || ins.Compound != nil || ins.OnDup != nil {
 		return nil, false, nil
 	}
 	t, err = prepareInsert(ctx, ins, cat, currentDB)

@@ -77,9 +77,18 @@ func (fb *fromBinder) table(t *FromTable) (Relation, error) {
 }
 
 func (fb *fromBinder) derived(d *FromSelect) (Relation, error) {
-	inner, err := BindSelect(fb.ctx, d.Select, fb.cat, fb.currentDB, fb.args)
-	if err != nil {
-		return nil, err
+	var inner *SelectPlan
+	if d.Compound != nil {
+		cp, err := BindCompound(fb.ctx, d.Compound, fb.cat, fb.currentDB, fb.args)
+		if err != nil {
+			return nil, err
+		}
+		inner = compoundRows(cp)
+	} else {
+		var err error
+		if inner, err = BindSelect(fb.ctx, d.Select, fb.cat, fb.currentDB, fb.args); err != nil {
+			return nil, err
+		}
 	}
 	cols := make([]metadata.Column, len(inner.Output))
 	for i, o := range inner.Output {

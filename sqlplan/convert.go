@@ -332,15 +332,14 @@ func (c *converter) fromItem(te sqlparser.TableExpr) (FromItem, error) {
 			if t.As.IsEmpty() {
 				return nil, &SyntaxError{Msg: "a derived table needs an alias: FROM (SELECT ...) AS name"}
 			}
-			sel, ok := x.Select.(*sqlparser.Select)
-			if !ok {
-				return nil, unsupported("%T as a derived table", x.Select)
-			}
-			inner, err := c.selectStmt(sel)
+			q, err := c.setOperand(x.Select)
 			if err != nil {
 				return nil, err
 			}
-			return &FromSelect{Select: inner, Alias: t.As.String()}, nil
+			if cmp, ok := q.(*Compound); ok {
+				return &FromSelect{Compound: cmp, Alias: t.As.String()}, nil
+			}
+			return &FromSelect{Select: q.(*Select), Alias: t.As.String()}, nil
 		}
 		return nil, unsupported("%s in FROM", sqlparser.String(t.Expr))
 	case *sqlparser.ParenTableExpr:
@@ -923,4 +922,50 @@ func convertType(t *sqlparser.ConvertType) (metadata.DataType, error) {
 func isQueryKeyword(name string) bool {
 	typ, _ := sqlparser.NewStringTokenizer(name).Scan()
 	return typ != sqlparser.ID
+}
+
+// setOperand converts a query the parser read in parentheses (a derived
+// table, a subquery): a SELECT, or its UNION of SELECTs. INTERSECT and
+// EXCEPT there are beyond the parser; at the top of a statement
+// compound.go reads all three.
+func (c *converter) setOperand(st sqlparser.SelectStatement) (SetOperand, error) {
+	switch x := st.(type) {
+	case *sqlparser.Select:
+		return c.selectStmt(x)
+	case *sqlparser.ParenSelect:
+		return c.setOperand(x.Select)
+	case *sqlparser.Union:
+		if x.Lock != "" {
+			return nil, unsupported("locking (FOR UPDATE, LOCK IN SHARE MODE)")
+		}
+		out := &Compound{Kind: SetUnion, All: x.Type == sqlparser.UnionAllStr}
+		var err error
+		if out.Left, err = c.setOperand(x.Left); err != nil {
+			return nil, err
+		}
+		if out.Right, err = c.setOperand(x.Right); err != nil {
+			return nil, err
+		}
+		for _, o := range x.OrderBy {
+			e, err := c.expr(o.Expr)
+			if err != nil {
+				return nil, err
+			}
+			out.OrderBy = append(out.OrderBy, OrderItem{Expr: e, Desc: o.Direction == sqlparser.DescScr})
+		}
+		if x.Limit != nil {
+			if x.Limit.Rowcount != nil {
+				if out.Limit, err = c.expr(x.Limit.Rowcount); err != nil {
+					return nil, err
+				}
+			}
+			if x.Limit.Offset != nil {
+				if out.Offset, err = c.expr(x.Limit.Offset); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return out, nil
+	}
+	return nil, unsupported("%T as a query", st)
 }

@@ -27,6 +27,9 @@ func FormatTreeNotes(sp *SelectPlan, leaf func(*SelectPlan) []string, note func(
 		lines = append(lines, strings.Repeat("  ", depth)+fmt.Sprintf(format, args...))
 		depth++
 	}
+	if sp.Compound != nil {
+		return FormatCompound(sp.Compound, func(s *SelectPlan) []string { return FormatTreeNotes(s, leaf, note) })
+	}
 	if sp.Source == nil {
 		return leaf(sp)
 	}

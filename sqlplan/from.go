@@ -25,7 +25,9 @@ type FromTable struct {
 // requires the alias; so does fluss.
 type FromSelect struct {
 	Select *Select
-	Alias  string
+	// Compound is set instead of Select for (SELECT ... UNION SELECT ...).
+	Compound *Compound
+	Alias    string
 }
 
 // JoinKind is the kind of a join in FROM.
@@ -79,6 +81,9 @@ func (f *FromTable) String() string {
 }
 
 func (f *FromSelect) String() string {
+	if f.Compound != nil {
+		return "(" + f.Compound.String() + ") AS " + quoteIdent(f.Alias)
+	}
 	return "(" + f.Select.String() + ") AS " + quoteIdent(f.Alias)
 }
 
@@ -118,6 +123,9 @@ func (f *FromJoin) String() string {
 func fromExprs(f FromItem) []Expr {
 	switch x := f.(type) {
 	case *FromSelect:
+		if x.Compound != nil {
+			return x.Compound.exprs()
+		}
 		return x.Select.exprs()
 	case *FromJoin:
 		return append(append(fromExprs(x.L), fromExprs(x.R)...), x.On)

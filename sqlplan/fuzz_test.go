@@ -29,6 +29,9 @@ func FuzzParse(f *testing.F) {
 		"CREATE TABLE t (a ARRAY<",
 		"CREATE TABLE `users` (`id` bigint unsigned AUTO_INCREMENT,`created_at` datetime(3) NULL,`name` longtext,`active` boolean,`email` varchar(191),PRIMARY KEY (`id`),INDEX `idx_users_deleted_at` (`deleted_at`)) ENGINE=InnoDB",
 		"CREATE TABLE t (k tinyint(1), u int(10) unsigned DEFAULT NULL, CONSTRAINT `fk` FOREIGN KEY (`u`) REFERENCES `o`(`id`), UNIQUE KEY (k))",
+		"(SELECT id FROM t ORDER BY i LIMIT ?) UNION ALL SELECT w FROM pk INTERSECT SELECT 1 EXCEPT DISTINCT (SELECT 2) ORDER BY 1 DESC LIMIT 2, ?",
+		"INSERT INTO pk (id, v) SELECT id, Name FROM t WHERE i = $1 UNION SELECT 1, 'x';",
+		"EXPLAIN ANALYZE (SELECT 1) INTERSECT ALL (SELECT 2)",
 	} {
 		f.Add(seed)
 	}
@@ -46,7 +49,16 @@ func FuzzParse(f *testing.F) {
 		case *Select:
 			_, _ = BindSelect(context.Background(), s, cat, "fluss", nil)
 		case *Explain:
-			_, _ = BindSelect(context.Background(), s.Select, cat, "fluss", nil)
+			if s.Compound != nil {
+				_, _ = BindCompound(context.Background(), s.Compound, cat, "fluss", nil)
+			} else {
+				_, _ = BindSelect(context.Background(), s.Select, cat, "fluss", nil)
+			}
+		case *Compound:
+			_, _ = BindCompound(context.Background(), s, cat, "fluss", nil)
+			again, err := Parse(text)
+			require.NoError(t, err, "canonical form %q of %q", text, sql)
+			require.Equal(t, text, again.String(), "canonical form %q of %q", text, sql)
 		case *Insert:
 			_, _ = BindInsert(context.Background(), s, cat, "fluss", nil)
 		case *Update:

@@ -36,7 +36,7 @@ func Parse(sql string) (stmt Statement, err error) {
 		if err := checkNesting(sql); err != nil {
 			return nil, err
 		}
-		return parseDML(sql, 0)
+		return parseDMLWithSetOps(sql, 0)
 	case first.kind != tokIdent:
 		return nil, &SyntaxError{Pos: first.pos, Near: sql[first.pos:first.end], Msg: "expected a statement"}
 	}
@@ -45,7 +45,7 @@ func Parse(sql string) (stmt Statement, err error) {
 		if err := checkNesting(sql); err != nil {
 			return nil, err
 		}
-		return parseDML(sql, 0)
+		return parseDMLWithSetOps(sql, 0)
 	case "WITH":
 		return nil, unsupported("WITH (common table expressions)")
 	case "EXPLAIN":
@@ -117,7 +117,7 @@ func parseExplain(sql string, l *lexer) (Statement, error) {
 			return nil, err
 		}
 	}
-	if t.kind != tokIdent || !strings.EqualFold(t.text, "SELECT") {
+	if (t.kind != tokIdent || !strings.EqualFold(t.text, "SELECT")) && !isPunct(t, "(") {
 		if t.kind == tokEOF {
 			return nil, &SyntaxError{Pos: t.pos, Msg: "expected SELECT"}
 		}
@@ -126,13 +126,15 @@ func parseExplain(sql string, l *lexer) (Statement, error) {
 	if err := checkNesting(sql); err != nil {
 		return nil, err
 	}
-	s, err := parseDML(sql[start:], start)
+	s, err := parseQuery(sql[start:], start)
 	if err != nil {
 		return nil, err
 	}
-	sel, ok := s.(*Select)
-	if !ok {
-		return nil, unsupported("EXPLAIN of %T", s)
+	switch x := s.(type) {
+	case *Select:
+		return &Explain{Select: x, Analyze: analyze}, nil
+	case *Compound:
+		return &Explain{Compound: x, Analyze: analyze}, nil
 	}
-	return &Explain{Select: sel, Analyze: analyze}, nil
+	return nil, unsupported("EXPLAIN of %T", s)
 }

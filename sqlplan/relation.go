@@ -177,6 +177,13 @@ func (s *scope) relOf(i int) string {
 // no FROM tree, else those of every table and derived table below it, in
 // FROM order.
 func Leaves(sp *SelectPlan) []*SelectPlan {
+	if sp.Compound != nil {
+		var out []*SelectPlan
+		for _, s := range sp.Compound.Selects() {
+			out = append(out, Leaves(s)...)
+		}
+		return out
+	}
 	if sp.Source == nil {
 		return []*SelectPlan{sp}
 	}

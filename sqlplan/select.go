@@ -53,12 +53,14 @@ type OrderItem struct {
 }
 
 // Insert is INSERT INTO t [(cols)] VALUES (...), ... or INSERT INTO t
-// [(cols)] SELECT ...; exactly one of Rows and Select is set.
+// [(cols)] SELECT ...; exactly one of Rows, Select and Compound (a query
+// with set operations) is set.
 type Insert struct {
-	Table   metadata.TablePath
-	Columns []string
-	Rows    [][]Expr
-	Select  *Select
+	Table    metadata.TablePath
+	Columns  []string
+	Rows     [][]Expr
+	Select   *Select
+	Compound *Compound
 	// OnDup is MySQL's ON DUPLICATE KEY UPDATE; nil without it.
 	OnDup *OnDuplicate
 }
@@ -108,6 +110,9 @@ func (s *Insert) NumInput() int {
 	}
 	if s.Select != nil {
 		es = append(es, s.Select.exprs()...)
+	}
+	if s.Compound != nil {
+		es = append(es, s.Compound.exprs()...)
 	}
 	return countInputs(es...)
 }
@@ -192,6 +197,10 @@ func (s *Insert) String() string {
 	}
 	if s.Select != nil {
 		b.WriteString(" " + s.Select.String())
+		return b.String()
+	}
+	if s.Compound != nil {
+		b.WriteString(" " + s.Compound.String())
 		return b.String()
 	}
 	b.WriteString(" VALUES ")

@@ -126,9 +126,11 @@ type Call struct {
 	Args      []Expr
 }
 
-// Explain is EXPLAIN [PLAN FOR] SELECT ... or EXPLAIN ANALYZE SELECT ...
+// Explain is EXPLAIN [PLAN FOR] SELECT ... or EXPLAIN ANALYZE SELECT ...;
+// one of Select and Compound (a query with set operations) is set.
 type Explain struct {
-	Select *Select
+	Select   *Select
+	Compound *Compound
 	// Analyze: run the query to its end and report what it read.
 	Analyze bool
 }
@@ -167,7 +169,15 @@ func (*Describe) NumInput() int        { return 0 }
 func (*ShowCreateTable) NumInput() int { return 0 }
 func (*Use) NumInput() int             { return 0 }
 func (s *Call) NumInput() int          { return countInputs(s.Args...) }
-func (s *Explain) NumInput() int       { return s.Select.NumInput() }
+func (s *Explain) NumInput() int       { return s.query().NumInput() }
+
+// query is the statement explained.
+func (s *Explain) query() Statement {
+	if s.Compound != nil {
+		return s.Compound
+	}
+	return s.Select
+}
 
 // Values binds the procedure's arguments: literals become their canonical
 // values, placeholders the matching argument's Go value.
@@ -357,7 +367,7 @@ func (s *Call) String() string {
 
 func (s *Explain) String() string {
 	if s.Analyze {
-		return "EXPLAIN ANALYZE " + s.Select.String()
+		return "EXPLAIN ANALYZE " + s.query().String()
 	}
-	return "EXPLAIN " + s.Select.String()
+	return "EXPLAIN " + s.query().String()
 }

@@ -97,6 +97,10 @@ func blank(s string) bool { return skipBlanks(s, 0) == len(s) }
 // blanks and comments: what decides whether it returns rows.
 func firstKeyword(s string) string {
 	i := skipBlanks(s, 0)
+	// A query in parentheses, (SELECT ...) UNION (SELECT ...), is a SELECT.
+	for i < len(s) && s[i] == '(' {
+		i = skipBlanks(s, i+1)
+	}
 	j := i
 	for j < len(s) && (s[j] == '_' || unicode.IsLetter(rune(s[j]))) {
 		j++

@@ -42,13 +42,14 @@ func TestSplitStatements(t *testing.T) {
 
 func TestFirstKeyword(t *testing.T) {
 	for in, want := range map[string]string{
-		"select 1":                   "SELECT",
-		"  -- c\n /* d */ explain x": "EXPLAIN",
-		"/*+ hint */ select":         "",
-		"SHOW TABLES":                "SHOW",
-		"insert into t":              "INSERT",
-		"(SELECT 1)":                 "",
-		"":                           "",
+		"select 1":                    "SELECT",
+		"  -- c\n /* d */ explain x":  "EXPLAIN",
+		"/*+ hint */ select":          "",
+		"SHOW TABLES":                 "SHOW",
+		"insert into t":               "INSERT",
+		"(SELECT 1)":                  "SELECT",
+		"( (select 1) union select 2": "SELECT",
+		"":                            "",
 	} {
 		require.Equal(t, want, firstKeyword(in), "%q", in)
 	}
