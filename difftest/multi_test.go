@@ -60,6 +60,9 @@ var forms = map[string]bool{
 	"union":     true,  // UNION and UNION ALL
 	"setops":    true,  // INTERSECT and EXCEPT
 	"unionsub":  true,  // UNION [ALL] as a derived table and in an IN subquery
+	"view":      false, // views (CREATE VIEW over one table, a join or an aggregate) in FROM
+	"with":      false, // WITH name AS (SELECT ...): derived tables named up front
+	"withset":   false, // WITH before a set operation
 }
 
 func formsOn(t *testing.T) map[string]bool {
@@ -203,6 +206,41 @@ func newTables(r *rand.Rand) ([]mtable, []setupStmt) {
 		}
 	}
 	return ts, stmts
+}
+
+// viewCols are the columns of every view, so that a view serves where a
+// table of those columns would.
+var viewCols = []mcol{{"id", 'i'}, {"k", 'i'}, {"a", 'i'}, {"s", 's'}}
+
+// newViews creates two views in both engines: over one table with a
+// filter, over a join, or an aggregate; the second may read the first.
+func newViews(r *rand.Rand, ts []mtable) ([]string, []setupStmt) {
+	var names []string
+	var out []setupStmt
+	for i := range 2 {
+		m, m2 := ts[r.IntN(len(ts))], ts[r.IntN(len(ts))]
+		var q string
+		switch r.IntN(4) {
+		case 0:
+			q = fmt.Sprintf("SELECT id, k, a, s FROM %s WHERE a > %d", m.name, r.IntN(21)-10)
+		case 1:
+			q = fmt.Sprintf("SELECT x.id AS id, x.k AS k, y.a AS a, y.s AS s FROM %s AS x %s %s AS y ON x.k = y.k",
+				m.name, []string{"JOIN", "LEFT JOIN"}[r.IntN(2)], m2.name)
+		case 2:
+			q = fmt.Sprintf("SELECT k, COUNT(*) AS id, SUM(a) AS a, MIN(s) AS s FROM %s GROUP BY k", m.name)
+		default:
+			if i == 0 {
+				q = fmt.Sprintf("SELECT DISTINCT id, k, a, s FROM %s", m.name)
+			} else {
+				q = fmt.Sprintf("SELECT v.id, v.k, v.a + 1 AS a, v.s FROM %s AS v WHERE v.k <> %d", names[0], r.IntN(7))
+			}
+		}
+		name := fmt.Sprintf("v%d", i+1)
+		names = append(names, name)
+		ddl := "CREATE VIEW " + name + " AS " + q
+		out = append(out, setupStmt{fluss: ddl, lite: ddl})
+	}
+	return names, out
 }
 
 // copyRows is an INSERT ... SELECT from one table into another or into
@@ -360,6 +398,13 @@ func (m mtable) load(r *rand.Rand) []setupStmt {
 func runMulti(t *testing.T, seed uint64, on map[string]bool, deadline time.Time) {
 	r := rand.New(rand.NewPCG(seed, 0xd1ff))
 	tables, stmts := newTables(r)
+	var views []string
+	if on["view"] {
+		// A stream of its own, so that views leave the tables as they are.
+		var vs []setupStmt
+		views, vs = newViews(rand.New(rand.NewPCG(seed, 0x71e3)), tables)
+		stmts = append(stmts, vs...)
+	}
 	fl, err := sql.Open("fluss", ":memory:?tiering=off")
 	if err != nil {
 		t.Fatal(err)
@@ -400,7 +445,7 @@ func runMulti(t *testing.T, seed uint64, on map[string]bool, deadline time.Time)
 			t.Logf("seed %d: -difftest.budget spent, %d of %d queries ran", seed, ran, *flagQueries)
 			break
 		}
-		g := &mgen{r: rand.New(rand.NewPCG(seed, uint64(i))), tables: tables, on: on}
+		g := &mgen{r: rand.New(rand.NewPCG(seed, uint64(i))), tables: tables, views: views, on: on}
 		q, ordered := g.query()
 		liteQ := q
 		if g.unlimited != "" {
@@ -548,6 +593,7 @@ func show(rows [][]any) string {
 type mgen struct {
 	r      *rand.Rand
 	tables []mtable
+	views  []string
 	on     map[string]bool
 	alias  int // aliases are numbered per query so that subqueries never shadow
 	// used are the tables in FROM under their own names (one each, or
@@ -559,6 +605,9 @@ type mgen struct {
 	// unlimited is the query without its LIMIT when the query has a
 	// LIMIT but no ORDER BY.
 	unlimited string
+	// ctes are the WITH clause's definitions, "name AS (SELECT ...)".
+	ctes  []string
+	inSet bool // a side of a set operation is being generated
 }
 
 func (g *mgen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
@@ -784,7 +833,20 @@ func (g *mgen) scalarItem(outer []rel) string {
 // under its own name), or a derived table.
 func (g *mgen) source() (string, rel) {
 	if g.on["derived"] && g.chance(4) {
-		return g.derived()
+		text, r := g.derived()
+		if g.on["with"] && (!g.inSet || g.on["withset"]) && g.chance(2) {
+			// The same derived table, named in the WITH clause.
+			open := strings.LastIndex(text, ") AS ")
+			name := g.newAlias("w")
+			g.ctes = append(g.ctes, name+" AS "+text[:open+1])
+			return name + " AS " + r.alias, r
+		}
+		return text, r
+	}
+	if len(g.views) > 0 && g.chance(5) {
+		v := g.views[g.r.IntN(len(g.views))]
+		a := g.newAlias("v")
+		return v + " AS " + a, rel{alias: a, cols: viewCols}
 	}
 	m := g.table()
 	if g.on["lake"] && m.lake && g.chance(5) {
@@ -1053,10 +1115,24 @@ func (g *mgen) query() (string, bool) {
 	if g.on["setops"] {
 		sets = append(sets, "INTERSECT", "EXCEPT")
 	}
+	var (
+		text    string
+		ordered bool
+	)
 	if len(sets) > 0 && g.chance(5) {
-		return g.setQuery(sets)
+		g.inSet = true
+		text, ordered = g.setQuery(sets)
+	} else {
+		text, ordered = g.selectQuery()
 	}
-	return g.selectQuery()
+	if len(g.ctes) > 0 {
+		with := "WITH " + strings.Join(g.ctes, ", ") + " "
+		text = with + text
+		if g.unlimited != "" {
+			g.unlimited = with + g.unlimited
+		}
+	}
+	return text, ordered
 }
 
 func (g *mgen) selectQuery() (string, bool) {
