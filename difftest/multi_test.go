@@ -38,6 +38,7 @@ var (
 var forms = map[string]bool{
 	"single":    true,  // one table: filters, aggregates, GROUP BY, ORDER BY + LIMIT
 	"lake":      true,  // t$lake, the readable lake snapshot, as a relation
+	"changelog": true,  // t$changelog of a log table (every row +A) as a relation
 	"join":      true,  // [INNER] JOIN ... ON equalities between the sides
 	"left":      true,  // LEFT [OUTER] JOIN
 	"right":     true,  // RIGHT [OUTER] JOIN
@@ -132,6 +133,9 @@ type mtable struct {
 	// size is 't' (tiny: a few rows), 'n' (normal) or 'l' (large): a tiny
 	// side next to a large key table is joined by looking its keys up.
 	size byte
+	// dropped: a partition was dropped after tiering, so the log (and
+	// m$changelog) no longer holds every row.
+	dropped bool
 }
 
 func (m mtable) cols() []mcol {
@@ -197,16 +201,32 @@ func newTables(r *rand.Rand) ([]mtable, []setupStmt) {
 		ts = append(ts, m)
 		stmts = append(stmts, setupStmt{fluss: m.flussDDL(), lite: m.liteDDL()})
 	}
-	for _, m := range ts {
-		stmts = append(stmts, m.load(r)...)
+	for i := range ts {
+		var load []setupStmt
+		load, ts[i].dropped = ts[i].load(r)
+		stmts = append(stmts, load...)
 	}
 	for range r.IntN(3) {
 		if st, ok := copyRows(r, ts); ok {
 			stmts = append(stmts, st)
 		}
 	}
+	for _, m := range ts {
+		if m.changelog() {
+			// A log table's changelog is its rows, each appended (+A).
+			cols := "id, k, a, c, s"
+			if m.partitioned {
+				cols += ", p"
+			}
+			stmts = append(stmts, setupStmt{lite: "CREATE VIEW `" + m.name + "$changelog` AS SELECT '+A' AS _change_type, " + cols + " FROM " + m.name})
+		}
+	}
 	return ts, stmts
 }
+
+// changelog reports whether m$changelog is modelled in SQLite: a log
+// table whose log holds every row.
+func (m mtable) changelog() bool { return !m.pk && !m.dropped }
 
 // viewCols are the columns of every view, so that a view serves where a
 // table of those columns would.
@@ -310,7 +330,7 @@ func (m mtable) liteDDL() string {
 // upserts of keys it already holds, an UPDATE and a DELETE, some of them
 // after a KV snapshot; a lake table is tiered, and most get a log tail
 // after that.
-func (m mtable) load(r *rand.Rand) []setupStmt {
+func (m mtable) load(r *rand.Rand) ([]setupStmt, bool) {
 	var out []setupStmt
 	both := func(q string) { out = append(out, setupStmt{fluss: q, lite: q}) }
 	keys := 40
@@ -392,7 +412,7 @@ func (m mtable) load(r *rand.Rand) []setupStmt {
 			change()
 		}
 	}
-	return out
+	return out, dropped
 }
 
 func runMulti(t *testing.T, seed uint64, on map[string]bool, deadline time.Time) {
@@ -849,6 +869,10 @@ func (g *mgen) source() (string, rel) {
 		return v + " AS " + a, rel{alias: a, cols: viewCols}
 	}
 	m := g.table()
+	if g.on["changelog"] && m.changelog() && g.chance(6) {
+		a := g.newAlias("c")
+		return "`" + m.name + "$changelog` AS " + a, rel{alias: a, cols: append([]mcol{{"_change_type", 's'}}, m.cols()...)}
+	}
 	if g.on["lake"] && m.lake && g.chance(5) {
 		a := g.newAlias("l")
 		return "`" + m.name + "$lake` AS " + a, rel{alias: a, cols: m.cols()}
