@@ -236,9 +236,17 @@ func (s *Stmt) explain(ctx context.Context, sel *sqlplan.Select, args []sqlplan.
 		if err := op.Close(); err != nil {
 			return nil, err
 		}
-		return s.explainTree(ctx, sp, a.Note)
+		lines, err := s.explainTree(ctx, sp, a.Note)
+		if err != nil {
+			return nil, err
+		}
+		return s.explainSubqueries(ctx, sp, lines)
 	}
-	return s.explainPlan(ctx, sp)
+	lines, err := s.explainPlan(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	return s.explainSubqueries(ctx, sp, lines)
 }
 
 // explainPlan prints the plan of a query of one table, or of none.
@@ -353,7 +361,7 @@ func (s *Stmt) open(ctx context.Context, p *scanPlan, q exec.Query) (exec.Operat
 }
 
 func (s *Stmt) execOptions() exec.Options {
-	return exec.Options{MemoryLimit: s.conn.connector.cfg.MemoryLimit}
+	return exec.Options{MemoryLimit: s.conn.connector.cfg.MemoryLimit, Subqueries: subqueryRunner{s: s}}
 }
 
 // resultColumns describes the outputs of a plan: their names, types and

@@ -88,8 +88,14 @@ type aggCall struct {
 // Aggregate groups in by keys and computes aggs (bound aggregate calls) per
 // group. See the comment above for its output.
 func Aggregate(in Operator, keys []sqlplan.Expr, aggs []*sqlplan.Func, layout Layout, opts Options) (Operator, error) {
+	return aggregateWith(in, keys, aggs, layout, opts, newSubqueries(opts))
+}
+
+// aggregateWith is Aggregate whose keys and arguments may hold subqueries
+// run by subs.
+func aggregateWith(in Operator, keys []sqlplan.Expr, aggs []*sqlplan.Func, layout Layout, opts Options, subs *subqueries) (Operator, error) {
 	opts = opts.withDefaults()
-	env := &env{layout: layout}
+	env := &env{layout: layout, subs: subs}
 	op := &aggregateOp{in: in, env: env, mem: opts.Allocator, budget: memBudget{limit: opts.MemoryLimit}, nullGroup: -1}
 	var fields []arrow.Field
 	for i, k := range keys {
@@ -191,6 +197,7 @@ func (a *aggregateOp) consume(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		a.env.ctx = ctx
 		if err := a.addBatch(b); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -99,26 +100,36 @@ func compileValue(e sqlplan.Expr, env *env) (valueBinder, error) {
 		return compileCase(x, env)
 	case *sqlplan.Cast:
 		return compileCast(x, env)
+	case *sqlplan.Subquery:
+		if x.Kind == sqlplan.SubScalar {
+			return compileScalarSubquery(x, env)
+		}
+		return boolValue(e, env)
 	case *sqlplan.Compare, *sqlplan.And, *sqlplan.Or, *sqlplan.Not, *sqlplan.IsNull,
 		*sqlplan.In, *sqlplan.Between, *sqlplan.Like:
-		b, err := compileBool(e, env)
-		if err != nil {
-			return nil, err
-		}
-		return func(rec arrow.RecordBatch) valueFn {
-			f := b(rec)
-			return func(i int) any {
-				switch f(i) {
-				case triTrue:
-					return true
-				case triFalse:
-					return false
-				}
-				return nil
-			}
-		}, nil
+		return boolValue(e, env)
 	}
 	return nil, unsupported(e)
+}
+
+// boolValue evaluates a condition as a value: TRUE, FALSE or NULL.
+func boolValue(e sqlplan.Expr, env *env) (valueBinder, error) {
+	b, err := compileBool(e, env)
+	if err != nil {
+		return nil, err
+	}
+	return func(rec arrow.RecordBatch) valueFn {
+		f := b(rec)
+		return func(i int) any {
+			switch f(i) {
+			case triTrue:
+				return true
+			case triFalse:
+				return false
+			}
+			return nil
+		}
+	}, nil
 }
 
 func columnPos(c *sqlplan.ColumnRef, env *env) (int, error) {
@@ -131,10 +142,13 @@ func columnPos(c *sqlplan.ColumnRef, env *env) (int, error) {
 
 // env is what compiled expressions share: the scan's layout, and the first
 // error raised while evaluating rows (an integer overflow, a division by
-// zero), which the operator reports after the batch.
+// zero), which the operator reports after the batch. subs runs the
+// subqueries, within ctx: the operator's context, set before each batch.
 type env struct {
 	layout Layout
 	err    error
+	subs   *subqueries
+	ctx    context.Context
 }
 
 func (e *env) fail(err error) {
@@ -232,6 +246,11 @@ func compileBool(e sqlplan.Expr, env *env) (boolBinder, error) {
 		return compileBool(both, env)
 	case *sqlplan.In:
 		return compileIn(x, env)
+	case *sqlplan.Subquery:
+		if x.Kind == sqlplan.SubScalar {
+			return valueCondition(e, env)
+		}
+		return compileSubqueryBool(x, env)
 	case *sqlplan.Like:
 		return compileLike(x, env)
 	case *sqlplan.Literal:
@@ -246,25 +265,7 @@ func compileBool(e sqlplan.Expr, env *env) (boolBinder, error) {
 		}
 		return func(arrow.RecordBatch) boolFn { return func(int) tri { return t } }, nil
 	case *sqlplan.Func, *sqlplan.Case, *sqlplan.Cast:
-		if t := e.Type(); t.Root != 0 && t.Root != metadata.Boolean {
-			return nil, fmt.Errorf("%s of type %s is not a condition: %w", e, t, metadata.ErrUnsupported)
-		}
-		v, err := compileValue(e, env)
-		if err != nil {
-			return nil, err
-		}
-		return func(rec arrow.RecordBatch) boolFn {
-			f := v(rec)
-			return func(i int) tri {
-				switch f(i) {
-				case true:
-					return triTrue
-				case false:
-					return triFalse
-				}
-				return triNull
-			}
-		}, nil
+		return valueCondition(e, env)
 	case *sqlplan.ColumnRef:
 		if x.T.Root != metadata.Boolean {
 			return nil, fmt.Errorf("column %s of type %s is not a condition", x.Name, x.T)
@@ -284,6 +285,29 @@ func compileBool(e sqlplan.Expr, env *env) (boolBinder, error) {
 		}, nil
 	}
 	return nil, unsupported(e)
+}
+
+// valueCondition evaluates a BOOLEAN value as a condition.
+func valueCondition(e sqlplan.Expr, env *env) (boolBinder, error) {
+	if t := e.Type(); t.Root != 0 && t.Root != metadata.Boolean {
+		return nil, fmt.Errorf("%s of type %s is not a condition: %w", e, t, metadata.ErrUnsupported)
+	}
+	v, err := compileValue(e, env)
+	if err != nil {
+		return nil, err
+	}
+	return func(rec arrow.RecordBatch) boolFn {
+		f := v(rec)
+		return func(i int) tri {
+			switch f(i) {
+			case true:
+				return triTrue
+			case false:
+				return triFalse
+			}
+			return triNull
+		}
+	}, nil
 }
 
 // comparable reports whether values of two types can be compared.

@@ -9,6 +9,11 @@ import (
 // Filter keeps the rows for which every condition is TRUE (a NULL
 // condition drops the row, as in a SQL WHERE).
 func Filter(in Operator, conds []sqlplan.Expr, layout Layout) (Operator, error) {
+	return filterWith(in, conds, layout, nil)
+}
+
+// filterWith is Filter whose conditions may hold subqueries run by subs.
+func filterWith(in Operator, conds []sqlplan.Expr, layout Layout, subs *subqueries) (Operator, error) {
 	if len(conds) == 0 {
 		return in, nil
 	}
@@ -16,7 +21,7 @@ func Filter(in Operator, conds []sqlplan.Expr, layout Layout) (Operator, error) 
 	for _, c := range conds[1:] {
 		all = &sqlplan.And{L: all, R: c}
 	}
-	env := &env{layout: layout}
+	env := &env{layout: layout, subs: subs}
 	kernels := make([]selKernel, 0, len(conds))
 	for _, c := range conds {
 		k := intCompareKernel(c, env)
@@ -62,6 +67,7 @@ func (f *filterOp) Next(ctx context.Context) (Batch, error) {
 			}
 			continue
 		}
+		f.env.ctx = ctx
 		test := f.cond(b.Rec)
 		f.sel = f.sel[:0]
 		n := b.NumRows()

@@ -17,7 +17,12 @@ import (
 // visible rows (hidden rows are left NULL, so the selection vector stays
 // valid).
 func Project(in Operator, exprs []sqlplan.Expr, names []string, layout Layout, mem memory.Allocator) (Operator, error) {
-	env := &env{layout: layout}
+	return projectWith(in, exprs, names, layout, mem, nil)
+}
+
+// projectWith is Project whose expressions may hold subqueries run by subs.
+func projectWith(in Operator, exprs []sqlplan.Expr, names []string, layout Layout, mem memory.Allocator, subs *subqueries) (Operator, error) {
+	env := &env{layout: layout, subs: subs}
 	p := &projectOp{in: in, mem: mem, env: env, cols: make([]projCol, len(exprs))}
 	fields := make([]arrow.Field, len(exprs))
 	for i, e := range exprs {
@@ -66,6 +71,7 @@ func (p *projectOp) Next(ctx context.Context) (Batch, error) {
 		return Batch{}, err
 	}
 	n := int(b.Rec.NumRows())
+	p.env.ctx = ctx
 	arrs := make([]arrow.Array, len(p.cols))
 	defer func() {
 		for _, a := range arrs {

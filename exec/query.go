@@ -15,10 +15,13 @@ type Options struct {
 	// memory.DefaultAllocator.
 	Allocator memory.Allocator
 	// MemoryLimit bounds the approximate bytes each sort, top-N,
-	// aggregation, DISTINCT, join build side or set operation holds; 0 or
-	// less is no limit. Going over
-	// fails the query with a *MemoryLimitError.
+	// aggregation, DISTINCT, join build side or set operation holds, and
+	// the results of the query's subqueries; 0 or less is no limit. Going
+	// over fails the query with a *MemoryLimitError.
 	MemoryLimit int64
+	// Subqueries runs the subqueries of the query's expressions; without
+	// it a query with one fails to build.
+	Subqueries SubqueryRunner
 }
 
 func (o Options) withDefaults() Options {
@@ -101,7 +104,10 @@ func HasAggregate(e sqlplan.Expr) bool {
 // not part of the result.
 func Build(in Operator, q Query, layout Layout, opts Options) (Operator, error) {
 	opts = opts.withDefaults()
-	op, err := Filter(in, q.Filter, layout)
+	// One cache for the query: a subquery in WHERE and in the select list
+	// runs once per outer tuple.
+	subs := newSubqueries(opts)
+	op, err := filterWith(in, q.Filter, layout, subs)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +130,7 @@ func Build(in Operator, q Query, layout Layout, opts Options) (Operator, error) 
 		if order, err = r.rewriteAll(order); err != nil {
 			return nil, err
 		}
-		if op, err = Aggregate(op, q.GroupBy, r.aggs, layout, opts); err != nil {
+		if op, err = aggregateWith(op, q.GroupBy, r.aggs, layout, opts, subs); err != nil {
 			return nil, err
 		}
 		n := len(q.GroupBy) + len(r.aggs)
@@ -134,14 +140,14 @@ func Build(in Operator, q Query, layout Layout, opts Options) (Operator, error) 
 		}
 		layout = NewLayout(n, all)
 		if having != nil {
-			if op, err = Filter(op, []sqlplan.Expr{having}, layout); err != nil {
+			if op, err = filterWith(op, []sqlplan.Expr{having}, layout, subs); err != nil {
 				return nil, err
 			}
 		}
 	} else if len(order) == 0 && !q.Distinct && (q.Limit >= 0 || q.Offset > 0) {
 		// Nothing reorders or drops rows after the filter: cut before
 		// computing the outputs.
-		return Project(Limit(op, q.Offset, q.Limit), output, q.Names, layout, opts.Allocator)
+		return projectWith(Limit(op, q.Offset, q.Limit), output, q.Names, layout, opts.Allocator, subs)
 	}
 
 	// ORDER BY keys that are outputs sort by that column; the others are
@@ -167,7 +173,7 @@ func Build(in Operator, q Query, layout Layout, opts Options) (Operator, error) 
 		}
 		keys[i] = SortKey{Col: col, Desc: q.OrderBy[i].Desc}
 	}
-	if op, err = Project(op, exprs, names, layout, opts.Allocator); err != nil {
+	if op, err = projectWith(op, exprs, names, layout, opts.Allocator, subs); err != nil {
 		return nil, err
 	}
 	types := make([]metadata.DataType, len(exprs))
@@ -303,6 +309,10 @@ func mapChildren(e sqlplan.Expr, f func(sqlplan.Expr) (sqlplan.Expr, error)) (sq
 		out = c
 	case *sqlplan.Cast:
 		out = &sqlplan.Cast{E: m(x.E), T: x.T}
+	case *sqlplan.Subquery:
+		// The inner query is its own scope; what the outer query
+		// evaluates of it is its operand and its correlation.
+		out = x.MapOperands(m)
 	default:
 		return e, nil
 	}

@@ -160,6 +160,10 @@ type binder struct {
 	// counts the expressions bound so far.
 	ctx   context.Context
 	nodes int
+	// cat binds the statement's subqueries (nil where none may appear);
+	// outer, in a subquery, resolves the names of the queries around it.
+	cat   Catalog
+	outer outerScope
 }
 
 // Version is what VERSION() returns: a MySQL-style version (clients such
@@ -177,6 +181,13 @@ func BindSelect(ctx context.Context, s *Select, cat Catalog, currentDB string, a
 // bindSelectRules binds s and rewrites a query over a FROM tree by the given
 // optimizer rules (tests pass fewer).
 func bindSelectRules(ctx context.Context, s *Select, cat Catalog, currentDB string, args []Arg, rules []rule) (*SelectPlan, error) {
+	return bindSelectScoped(ctx, s, cat, currentDB, args, rules, nil)
+}
+
+// bindSelectScoped is bindSelectRules for a query whose names may also
+// resolve in outer, the scope of the query around a subquery (nil at the
+// top).
+func bindSelectScoped(ctx context.Context, s *Select, cat Catalog, currentDB string, args []Arg, rules []rule, outer outerScope) (*SelectPlan, error) {
 	plan := &SelectPlan{From: s.From, Distinct: s.Distinct, Limit: -1, Hints: s.Hints}
 	var sc *scope
 	switch {
@@ -193,7 +204,7 @@ func bindSelectRules(ctx context.Context, s *Select, cat Catalog, currentDB stri
 	if currentDB == "" {
 		currentDB = metadata.DefaultDatabase
 	}
-	if err := bindQuery(ctx, plan, s, args, currentDB, sc); err != nil {
+	if err := bindQuery(ctx, plan, s, args, currentDB, subScope{cat: cat, outer: outer, from: sc}); err != nil {
 		return nil, err
 	}
 	if plan.Source != nil {
@@ -206,8 +217,8 @@ func bindSelectRules(ctx context.Context, s *Select, cat Catalog, currentDB stri
 
 // bindQuery binds the clauses of s into plan, whose table (if any) is
 // already resolved.
-func bindQuery(ctx context.Context, plan *SelectPlan, s *Select, args []Arg, currentDB string, sc *scope) error {
-	b := &binder{args: args, alias: s.Alias, currentDB: currentDB, ctx: ctx, scope: sc}
+func bindQuery(ctx context.Context, plan *SelectPlan, s *Select, args []Arg, currentDB string, scope subScope) error {
+	b := &binder{args: args, alias: s.Alias, currentDB: currentDB, ctx: ctx, scope: scope.from, cat: scope.cat, outer: scope.outer}
 	if plan.From {
 		b.table = &plan.Table
 	}
@@ -274,6 +285,7 @@ func bindQuery(ctx context.Context, plan *SelectPlan, s *Select, args []Arg, cur
 			return err
 		}
 	}
+	plan.Where = decorrelate(plan.Where)
 	plan.Columns = columnsRead(plan)
 	return nil
 }
@@ -391,7 +403,7 @@ func columnsRead(p *SelectPlan) []int {
 // column resolves a column reference. GROUP BY and HAVING look at the
 // table first and then at output aliases, ORDER BY the other way round,
 // as MySQL does.
-func (b *binder) column(c *ColumnRef) (Expr, error) {
+func (b *binder) ownColumn(c *ColumnRef) (Expr, error) {
 	alias := func() Expr {
 		if c.Qualifier != "" {
 			return nil
@@ -581,6 +593,8 @@ func (b *binder) bind(e Expr) (Expr, error) {
 		return &Neg{E: in}, nil
 	case *Func:
 		return b.bindFunc(x)
+	case *Subquery:
+		return b.bindSubquery(x)
 	case *Case:
 		return b.bindCase(x)
 	case *Cast:

@@ -85,7 +85,9 @@ func NewLookupTemplate(s *Select, plan *SelectPlan) (*LookupTemplate, bool) {
 func hasParam(e Expr) bool {
 	found := false
 	Walk(e, func(x Expr) bool {
-		_, found = x.(*Param)
+		if _, ok := x.(*Param); ok {
+			found = true
+		}
 		return !found
 	})
 	return found

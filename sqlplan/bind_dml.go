@@ -79,7 +79,7 @@ func BindUpdate(ctx context.Context, u *Update, cat Catalog, currentDB string, a
 	}
 	// The assignments see the row through the same name and alias as the
 	// WHERE does.
-	b := &binder{table: &plan.Table, alias: u.Alias, args: args, clause: inSet, ctx: ctx}
+	b := &binder{table: &plan.Table, alias: u.Alias, args: args, clause: inSet, ctx: ctx, cat: cat, currentDB: orDefault(currentDB)}
 	for _, a := range u.Set {
 		i := info.Schema.ColumnIndex(a.Column)
 		e, err := b.assignment(a.Expr, cols[i])
@@ -88,7 +88,7 @@ func BindUpdate(ctx context.Context, u *Update, cat Catalog, currentDB string, a
 		}
 		plan.Set = append(plan.Set, BoundAssignment{Column: i, Expr: e})
 	}
-	if plan.Read, err = bindRead(ctx, info, u.Alias, u.Where, args); err != nil {
+	if plan.Read, err = bindRead(ctx, cat, info, u.Alias, u.Where, args); err != nil {
 		return nil, err
 	}
 	return plan, nil
@@ -102,7 +102,7 @@ func BindDelete(ctx context.Context, d *Delete, cat Catalog, currentDB string, a
 	if err != nil {
 		return nil, err
 	}
-	read, err := bindRead(ctx, info, "", d.Where, args)
+	read, err := bindRead(ctx, cat, info, "", d.Where, args)
 	if err != nil {
 		return nil, err
 	}
@@ -137,10 +137,10 @@ func resolveWrite(ctx context.Context, verb string, path metadata.TablePath, cat
 
 // bindRead binds SELECT * FROM t [AS alias] WHERE where over the resolved
 // table: the rows an UPDATE or DELETE applies to.
-func bindRead(ctx context.Context, info metadata.TableInfo, alias string, where Expr, args []Arg) (*SelectPlan, error) {
+func bindRead(ctx context.Context, cat Catalog, info metadata.TableInfo, alias string, where Expr, args []Arg) (*SelectPlan, error) {
 	plan := &SelectPlan{Table: info, From: true, Limit: -1}
 	sel := &Select{Table: info.Path, Alias: alias, From: true, Items: []SelectItem{{Star: true, Text: "*"}}, Where: where}
-	if err := bindQuery(ctx, plan, sel, args, info.Path.Database, nil); err != nil {
+	if err := bindQuery(ctx, plan, sel, args, info.Path.Database, subScope{cat: cat}); err != nil {
 		return nil, err
 	}
 	return plan, nil

@@ -404,3 +404,16 @@ func TestIdentPosition(t *testing.T) {
 	require.Equal(t, -1, IdentPosition("SELECT 'amout' FROM t", "amout"), "a string literal is no identifier")
 	require.Equal(t, -1, IdentPosition("SELECT a FROM t", "b"))
 }
+
+// TestHasParam: a placeholder anywhere in an expression is found, also
+// when a sibling after it holds none.
+func TestHasParam(t *testing.T) {
+	for e, want := range map[Expr]bool{
+		&Arith{Op: '+', L: &Param{Ordinal: 1}, R: &Literal{Value: int64(1)}}: true,
+		&Arith{Op: '+', L: &Literal{Value: int64(1)}, R: &Param{Ordinal: 1}}: true,
+		&Literal{Value: int64(1)}: false,
+		nil:                       false,
+	} {
+		require.Equal(t, want, hasParam(e), "%v", e)
+	}
+}

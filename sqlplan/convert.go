@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -59,6 +60,11 @@ func parseDML(text string, base int) (stmt Statement, err error) {
 				return nil, shiftErr(err, base)
 			}
 			edits = append(edits, e)
+		case quantifierCall(t):
+			return nil, &SyntaxError{Pos: base + t.pos, Near: text[t.pos:t.end], Msg: "this name is reserved"}
+		case t.kind == tokIdent && quantifierAt(toks, i):
+			qe, _ := quantifierEdits(toks, i)
+			edits = append(edits, qe...)
 		case t.kind == tokPunct && t.text == ";":
 			if toks[i+1].kind != tokEOF {
 				return nil, &SyntaxError{Pos: base + toks[i+1].pos, Near: text[toks[i+1].pos:toks[i+1].end],
@@ -68,6 +74,8 @@ func parseDML(text string, base int) (stmt Statement, err error) {
 			toks = toks[:i]
 		}
 	}
+	// The quantifier rewrite inserts text after later edits' positions.
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].pos < edits[j].pos })
 	rewritten, posMap := applyEdits(text[:end], edits)
 
 	defer func() {
@@ -226,7 +234,11 @@ func (c *converter) selectStmt(s *sqlparser.Select) (*Select, error) {
 			if err != nil {
 				return nil, err
 			}
-			out.Items = append(out.Items, SelectItem{Expr: e, Alias: x.As.String(), Text: sqlparser.String(x.Expr)})
+			text := sqlparser.String(x.Expr)
+			if _, ok := e.(*Subquery); ok {
+				text = displayText(text)
+			}
+			out.Items = append(out.Items, SelectItem{Expr: e, Alias: x.As.String(), Text: text})
 		default:
 			return nil, unsupported("select item %s", sqlparser.String(se))
 		}
@@ -679,8 +691,10 @@ func (c *converter) expr(e sqlparser.Expr) (Expr, error) {
 		return &Func{Name: "substring", Args: args}, nil
 	case sqlparser.ValTuple:
 		return nil, unsupported("a row value %s", sqlparser.String(x))
-	case *sqlparser.Subquery, *sqlparser.ExistsExpr:
-		return nil, unsupported("a subquery")
+	case *sqlparser.Subquery:
+		return c.subquery(SubScalar, x)
+	case *sqlparser.ExistsExpr:
+		return c.subquery(SubExists, x.Subquery)
 	case *sqlparser.Default:
 		return nil, unsupported("DEFAULT")
 	case *sqlparser.IntervalExpr:
@@ -715,8 +729,8 @@ func (c *converter) comparison(x *sqlparser.ComparisonExpr) (Expr, error) {
 	case sqlparser.InStr, sqlparser.NotInStr:
 		tuple, ok := x.Right.(sqlparser.ValTuple)
 		if !ok {
-			if _, sub := x.Right.(*sqlparser.Subquery); sub {
-				return nil, unsupported("a subquery")
+			if sub, ok := x.Right.(*sqlparser.Subquery); ok {
+				return c.inSubquery(l, sub, x.Operator == sqlparser.NotInStr)
 			}
 			return nil, unsupported("IN %s", sqlparser.String(x.Right))
 		}
@@ -743,6 +757,9 @@ func (c *converter) comparison(x *sqlparser.ComparisonExpr) (Expr, error) {
 	op, ok := cmpOps[x.Operator]
 	if !ok {
 		return nil, unsupported("operator %s", strings.ToUpper(x.Operator))
+	}
+	if q, ok := quantified(x.Right); ok {
+		return c.quantifiedSubquery(l, op, q)
 	}
 	r, err := c.expr(x.Right)
 	if err != nil {

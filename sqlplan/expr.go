@@ -38,6 +38,10 @@ type Literal struct {
 	// arg is the caller's Go value when the literal is a bound placeholder,
 	// so that converting it to a column's type starts from what was passed.
 	arg any
+	// outer marks the value of a correlated subquery's outer column,
+	// which compares as that column would: converted to the other side's
+	// type when nothing is lost, and otherwise as it is, never an error.
+	outer bool
 }
 
 // Param is a placeholder: ?, :name or $N. Ordinal is 1-based for ? and $N;

@@ -26,7 +26,18 @@ func (e *ColumnRef) String() string {
 	return name
 }
 
-func (e *Literal) String() string { return metadata.FormatLiteral(e.T, e.Value) }
+// String renders the literal in the MySQL dialect queries are parsed in,
+// where a backslash in a string escapes: it is doubled, so the text
+// parses back to the same value.
+func (e *Literal) String() string {
+	if s, ok := e.Value.(string); ok {
+		return "'" + literalEscaper.Replace(s) + "'"
+	}
+	return metadata.FormatLiteral(e.T, e.Value)
+}
+
+var literalEscaper = strings.NewReplacer(`\`, `\\`, "'", "''")
+
 func (e *Param) String() string {
 	if e.Name != "" {
 		return ":" + e.Name

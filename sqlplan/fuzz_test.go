@@ -25,6 +25,8 @@ func FuzzParse(f *testing.F) {
 		"UPDATE pk AS x SET w = x.w + ?, v = 'a' WHERE id IN (1, 2) AND NOT w IS NULL",
 		"DELETE FROM `pk` WHERE id = :id OR v LIKE 'a%'",
 		"SELECT ALL COUNT(ALL x), MAX ( ALL -y) FROM t GROUP BY z;",
+		"SELECT (SELECT MAX(x) FROM db2.small AS s WHERE s.x < t.i), EXISTS (SELECT 1) FROM t WHERE i NOT IN (SELECT x FROM db2.small WHERE y = ?) AND i >= ALL (SELECT w FROM pk WHERE pk.id = t.id)",
+		"UPDATE pk SET w = (SELECT MAX(x) FROM db2.small WHERE x < pk.id) WHERE id IN (SELECT x FROM db2.small WHERE y = ?) AND w > ANY (SELECT 1)",
 		"SELECT 'unterminated",
 		"CREATE TABLE t (a ARRAY<",
 		"CREATE TABLE `users` (`id` bigint unsigned AUTO_INCREMENT,`created_at` datetime(3) NULL,`name` longtext,`active` boolean,`email` varchar(191),PRIMARY KEY (`id`),INDEX `idx_users_deleted_at` (`deleted_at`)) ENGINE=InnoDB",

@@ -56,8 +56,56 @@ func within(e Expr, rel Relation) bool {
 // meaning: a WHERE conjunct is not pushed below the side a join extends
 // with NULLs, and an ON conjunct is not pushed into the preserved side.
 func pushConjuncts(p *SelectPlan) *SelectPlan {
-	p.Where = andOf(push(p.Source, Conjuncts(p.Where)))
+	var plain, subs []Expr
+	for _, c := range Conjuncts(p.Where) {
+		if hasSubquery(c) {
+			subs = append(subs, c)
+		} else {
+			plain = append(plain, c)
+		}
+	}
+	rest := push(p.Source, plain)
+	for _, c := range subs {
+		if !pushToScan(p.Source, c) {
+			rest = append(rest, c)
+		}
+	}
+	p.Where = andOf(rest)
 	return p
+}
+
+// pushToScan moves a WHERE conjunct that holds a subquery to the scan of
+// the one table it reads, by push's rules for a WHERE conjunct, and
+// reports whether it did. Such a conjunct never joins a join's condition:
+// the subquery runs where a scan's or the query's filter evaluates it.
+func pushToScan(rel Relation, c Expr) bool {
+	switch r := rel.(type) {
+	case *ScanRel:
+		if !within(c, r) {
+			return false
+		}
+		r.Plan.Where = andOf(append(Conjuncts(r.Plan.Where), shiftColumns(c, -r.Offset)))
+		return true
+	case *JoinRel:
+		switch {
+		case within(c, r.L) && r.Kind != JoinRight:
+			return pushToScan(r.L, c)
+		case within(c, r.R) && r.Kind != JoinLeft:
+			return pushToScan(r.R, c)
+		}
+	}
+	return false
+}
+
+func hasSubquery(e Expr) bool {
+	found := false
+	Walk(e, func(x Expr) bool {
+		if _, ok := x.(*Subquery); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // push hands conds to rel and returns the ones rel cannot take.

@@ -64,18 +64,33 @@ func countInputs(es ...Expr) int {
 	maxOrd := 0
 	names := map[string]bool{}
 	for _, e := range es {
-		Walk(e, func(x Expr) bool {
-			if p, ok := x.(*Param); ok {
-				if p.Name != "" {
-					names[p.Name] = true
-				} else if p.Ordinal > maxOrd {
-					maxOrd = p.Ordinal
-				}
+		walkParams(e, func(p *Param) {
+			if p.Name != "" {
+				names[p.Name] = true
+			} else if p.Ordinal > maxOrd {
+				maxOrd = p.Ordinal
 			}
-			return true
 		})
 	}
 	return maxOrd + len(names)
+}
+
+// walkParams calls fn for every placeholder of a parsed expression,
+// those of its subqueries included.
+func walkParams(e Expr, fn func(*Param)) {
+	Walk(e, func(x Expr) bool {
+		switch p := x.(type) {
+		case *Param:
+			fn(p)
+		case *Subquery:
+			if p.Select != nil {
+				for _, y := range p.Select.exprs() {
+					walkParams(y, fn)
+				}
+			}
+		}
+		return true
+	})
 }
 
 // lookupArg finds the argument of a placeholder: by name for :name (exact
@@ -162,5 +177,15 @@ func Walk(e Expr, fn func(Expr) bool) {
 		Walk(x.Else, fn)
 	case *Cast:
 		Walk(x.E, fn)
+	case *Subquery:
+		// The inner query is a scope of its own: only what the enclosing
+		// query evaluates is below the node.
+		Walk(x.E, fn)
+		for _, y := range x.Keys {
+			Walk(y, fn)
+		}
+		for _, y := range x.Outer {
+			Walk(y, fn)
+		}
 	}
 }

@@ -294,6 +294,10 @@ func dumpExpr(e Expr) string {
 		return x.String() + ":" + x.T.String()
 	case *Param:
 		return x.String()
+	case *OuterRef:
+		return fmt.Sprintf("outer#%d(%s):%s", x.Slot, x.Name, x.T)
+	case *Subquery:
+		return dumpSubquery(x)
 	case *Compare:
 		return "(" + dumpExpr(x.L) + " " + x.Op.String() + " " + dumpExpr(x.R) + ")"
 	case *And:
@@ -362,4 +366,51 @@ func dumpExpr(e Expr) string {
 		return "DEFAULT"
 	}
 	return fmt.Sprintf("<%T>", e)
+}
+
+// dumpSubquery prints a subquery's form and inner query; once bound, also
+// the inner WHERE and the correlation.
+func dumpSubquery(x *Subquery) string {
+	var b strings.Builder
+	b.WriteString("(")
+	if x.E != nil {
+		b.WriteString(dumpExpr(x.E) + " ")
+	}
+	switch x.Kind {
+	case SubScalar:
+		b.WriteString("SCALAR")
+	case SubExists:
+		b.WriteString("EXISTS")
+	case SubIn:
+		b.WriteString("IN")
+	case SubAny:
+		b.WriteString(x.Op.String() + " ANY")
+	case SubAll:
+		b.WriteString(x.Op.String() + " ALL")
+	case SubSemi:
+		parts := make([]string, len(x.Keys))
+		for i, k := range x.Keys {
+			parts[i] = dumpExpr(k)
+		}
+		b.WriteString("SEMI (" + strings.Join(parts, ", ") + ")")
+	}
+	if x.Not {
+		b.WriteString(" NOT")
+	}
+	b.WriteString(" [" + x.Text + "]")
+	if x.Plan != nil {
+		b.WriteString(" where " + dumpExpr(x.Plan.Where))
+		if x.Kind == SubScalar {
+			b.WriteString(" type " + x.T.String())
+		}
+		if len(x.Outer) > 0 {
+			parts := make([]string, len(x.Outer))
+			for i, o := range x.Outer {
+				parts[i] = dumpExpr(o)
+			}
+			b.WriteString(" outer " + strings.Join(parts, ", "))
+		}
+	}
+	b.WriteString(")")
+	return b.String()
 }

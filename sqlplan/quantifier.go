@@ -8,8 +8,8 @@ import "strings"
 // here, in the tokens the placeholder pass already has, and dropped before
 // the parser sees the text; positions map back through the edit, so an
 // error later in the statement still points at its place in the caller's
-// text. Everywhere else ALL is left to the parser: UNION ALL is its own,
-// and x = ALL (SELECT ...) stays refused.
+// text. Everywhere else ALL is left to the parser (UNION ALL is its own),
+// but for x op ALL (SELECT ...), which subquery.go rewrites.
 
 // setQuantifier reports whether toks[i], an ALL, is the set quantifier of
 // a SELECT (right after SELECT; a hint comment between them is not a

@@ -52,6 +52,10 @@ func Rewrite(e Expr, fn func(Expr) Expr) Expr {
 		out = c
 	case *Cast:
 		out = &Cast{E: Rewrite(x.E, fn), T: x.T}
+	case *Subquery:
+		// The inner query is a scope of its own: what belongs to the
+		// enclosing query is the operand and the correlation.
+		out = x.MapOperands(func(y Expr) Expr { return Rewrite(y, fn) })
 	case *ColumnRef:
 		c := *x
 		out = &c

@@ -135,7 +135,11 @@ func coerceTo(v, target Expr) (Expr, error) {
 	if c, ok := target.(*ColumnRef); ok {
 		what = "column " + quoteIdent(c.Name)
 	}
-	return coerceLiteral(l, target.Type(), what)
+	out, err := coerceLiteral(l, target.Type(), what)
+	if err != nil && l.outer {
+		return v, nil
+	}
+	return out, err
 }
 
 // coerceLiteral converts l to t when nothing is lost, and otherwise keeps
