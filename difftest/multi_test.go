@@ -52,11 +52,11 @@ var forms = map[string]bool{
 	"self":      true,  // a table joined with itself under two aliases
 	"joinagg":   true,  // aggregates and GROUP BY over joins
 	"derived":   true,  // FROM (SELECT ...) AS d
-	"in":        false, // x [NOT] IN (SELECT ...), not correlated
-	"exists":    false, // [NOT] EXISTS (SELECT ...), correlated by an equality or not
-	"scalar":    false, // scalar subqueries (aggregates), not correlated, in WHERE and the select list
-	"correlate": false, // other correlated subqueries: IN and scalar ones reaching the outer query, by any comparison
-	"subjoin":   false, // the subqueries above in a query over several relations (and correlated with any of them)
+	"in":        true,  // x [NOT] IN (SELECT ...), not correlated
+	"exists":    true,  // [NOT] EXISTS (SELECT ...), correlated by an equality or not
+	"scalar":    true,  // scalar subqueries (aggregates), not correlated, in WHERE and the select list
+	"correlate": true,  // other correlated subqueries: IN and scalar ones reaching the outer query, by any comparison
+	"subjoin":   true,  // the subqueries above in a query over several relations (and correlated with any of them)
 	"subon":     false, // the subqueries above in a join's ON condition
 	"union":     true,  // UNION and UNION ALL
 	"setops":    true,  // INTERSECT and EXCEPT
@@ -991,7 +991,9 @@ func (g *mgen) from() (string, []rel) {
 		}
 		on := strings.Join(eqs, " AND ")
 		if g.on["nonequi"] && g.chance(3) {
+			g.inOn = true
 			on += " AND " + g.cond([]rel{ra, rb}, 1)
+			g.inOn = false
 		}
 		kind := "JOIN"
 		if g.on["left"] && g.chance(2) {
