@@ -22,8 +22,8 @@ import (
 // relationForms are the query forms these tests need from fluss beyond a
 // single table; a test needing one that is off skips, naming it.
 var relationForms = map[string]bool{
-	"join":     true,  // JOIN ... ON, LEFT JOIN, table aliases, qualified columns, derived tables
-	"subquery": false, // IN (SELECT ...), NOT IN, scalar subqueries, EXISTS
+	"join":     true, // JOIN ... ON, LEFT JOIN, table aliases, qualified columns, derived tables
+	"subquery": true, // IN (SELECT ...), NOT IN, scalar subqueries, EXISTS
 }
 
 func needs(t *testing.T, form string) {
