@@ -15,13 +15,14 @@ import (
 // The join workloads of issue 16 (J1..J3) read their own tables, pure
 // functions of the row number as the rows of t are:
 //
-//	f   (id BIGINT, a INT, b INT, v DOUBLE)    the fact log table, -rows rows
+//	f   (id BIGINT, a INT, b INT, v DOUBLE)    the fact log table, -join-rows rows
 //	f10 the first tenth of f's rows            J3's outer table, J1's second memory size
-//	d1  (id BIGINT key, seg INT, name STRING)  a dimension key table, -rows/100 rows
+//	d1  (id BIGINT key, seg INT, name STRING)  a dimension key table, -join-rows/100 rows
 //	d2  (id BIGINT key, region INT, grp INT)   a dimension key table, 1,000 rows
 //	jk  (id BIGINT)                            J2's probe keys into kv, -join-keys rows
 //
-// At the default -rows of 10,000,000 these are the sizes of the issue:
+// -join-rows sizes f (and so f10 and d1) apart from -rows. At the default
+// -rows of 10,000,000 these are the sizes of the issue:
 // a 10M-row fact table, a 100k-row and a 1k-row dimension, J3 over
 // 1M x 100k rows, and J2's 10,000 keys into the 10M-row kv.
 
@@ -32,15 +33,26 @@ type joinSet struct {
 	kvRows                  int64
 }
 
-func newJoinSet(rows int64, keys int) joinSet {
+// newJoinSet sizes the join tables: the fact tables and d1 by factRows,
+// jk's keys within kv's rows.
+func newJoinSet(factRows, kvRows int64, keys int) joinSet {
 	return joinSet{
-		fact:   rows,
-		small:  max(rows/10, 1),
-		dim1:   max(rows/100, 100),
+		fact:   factRows,
+		small:  max(factRows/10, 1),
+		dim1:   max(factRows/100, 100),
 		dim2:   1000,
-		keys:   min(int64(keys), rows),
-		kvRows: rows,
+		keys:   min(int64(keys), kvRows),
+		kvRows: kvRows,
 	}
+}
+
+// joinSet of this run: -join-rows, or -rows when it is not given.
+func (h *harness) joinSet() joinSet {
+	fact := h.cfg.joinRows
+	if fact == 0 {
+		fact = h.g.n
+	}
+	return newJoinSet(fact, h.g.n, h.cfg.joinKeys)
 }
 
 // factRow is row i of f (and of f10, its first tenth).
@@ -188,7 +200,7 @@ func (h *harness) runJoins(ctx context.Context) error {
 	if !h.want("J1") && !h.want("J2") && !h.want("J3") && !h.want("J1MEM") {
 		return nil
 	}
-	j := newJoinSet(h.g.n, h.cfg.joinKeys)
+	j := h.joinSet()
 	for _, e := range h.engines {
 		fmt.Printf("loading the join tables into %s (f %d, f10 %d, d1 %d, d2 %d, jk %d rows)\n", e.name(), j.fact, j.small, j.dim1, j.dim2, j.keys)
 		je, ok := e.(joinEngine)
@@ -362,7 +374,7 @@ func (h *harness) joinBars(get func(id, c string) (float64, bool)) []bar {
 		d, okD := get(id, colDuck)
 		out = append(out, judge(id+" within 2x DuckDB", f, d, ok, okD, 2, true, "fluss/DuckDB"))
 	}
-	j := newJoinSet(h.g.n, h.cfg.joinKeys)
+	j := h.joinSet()
 	small, okSmall := get(fmt.Sprintf("J1heap@%d", j.small), colFluss)
 	big, okBig := get(fmt.Sprintf("J1heap@%d", j.fact), colFluss)
 	out = append(out, judge("J1 peak heap with a 10x fact table within 1.5x", big, small, okBig, okSmall, 1.5, true,

@@ -39,6 +39,7 @@ type config struct {
 	dir        string
 	lookups    int
 	joinKeys   int
+	joinRows   int64
 	insertRows int
 	arrowRows  int
 	insertTime time.Duration
@@ -62,6 +63,7 @@ func main() {
 	flag.StringVar(&cfg.dir, "dir", "", "directory for the databases (default: a temporary directory, removed afterwards)")
 	flag.IntVar(&cfg.lookups, "lookups", 10_000, "point lookups per W6 run")
 	flag.IntVar(&cfg.joinKeys, "join-keys", 10_000, "J2's probe keys into kv (at most -rows)")
+	flag.Int64Var(&cfg.joinRows, "join-rows", 0, "rows of J1's fact table f; f10 and d1 follow it (0: -rows)")
 	flag.IntVar(&cfg.insertRows, "insert-rows", 100_000, "rows per W7 run (at most -rows)")
 	flag.IntVar(&cfg.arrowRows, "arrow-rows", 2_000_000, "rows per W7d run, AppendArrow of ready records (at most -rows)")
 	flag.DurationVar(&cfg.insertTime, "insert-time", time.Second, "a W7 run stops after the statement that passes this")
@@ -78,6 +80,9 @@ func main() {
 			log.Fatal(err)
 		}
 		return
+	}
+	if cfg.joinRows != 0 && cfg.joinRows < 1000 {
+		log.Fatal("-join-rows must be at least 1000 (or 0: -rows)")
 	}
 	if cfg.rows < 1000 || cfg.runs < 1 || cfg.lookups < 1 || cfg.joinKeys < 1 || cfg.insertRows < 1 || cfg.arrowRows < 1 {
 		log.Fatal("-rows must be at least 1000; -runs, -lookups, -join-keys, -insert-rows and -arrow-rows at least 1")
