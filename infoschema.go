@@ -50,6 +50,16 @@ var infoSchemaTables = map[string][]metadata.Column{
 		{Name: "comment", Type: metadata.StringType(), NotNull: true},
 		{Name: "index_comment", Type: metadata.StringType(), NotNull: true},
 	},
+	// views lists the views with their query as written; none can be
+	// written through, so is_updatable is always NO.
+	"views": {
+		{Name: "table_catalog", Type: metadata.StringType(), NotNull: true},
+		{Name: "table_schema", Type: metadata.StringType(), NotNull: true},
+		{Name: "table_name", Type: metadata.StringType(), NotNull: true},
+		{Name: "view_definition", Type: metadata.StringType(), NotNull: true},
+		{Name: "check_option", Type: metadata.StringType(), NotNull: true},
+		{Name: "is_updatable", Type: metadata.StringType(), NotNull: true},
+	},
 	"columns": {
 		{Name: "table_catalog", Type: metadata.StringType(), NotNull: true},
 		{Name: "table_schema", Type: metadata.StringType(), NotNull: true},
@@ -94,7 +104,7 @@ func (c sessionCatalog) TableInfo(ctx context.Context, path metadata.TablePath) 
 		if info, ok := infoSchemaInfo(path); ok {
 			return info, nil
 		}
-		return metadata.TableInfo{}, fmt.Errorf("information_schema has no table %s (known: schemata, tables, columns, statistics): %w",
+		return metadata.TableInfo{}, fmt.Errorf("information_schema has no table %s (known: schemata, tables, views, columns, statistics): %w",
 			path.Table, metadata.ErrNotFound)
 	}
 	return c.eng.TableInfo(ctx, path)
@@ -157,6 +167,9 @@ func (s *Stmt) infoSchemaData(ctx context.Context, table string) ([][]any, error
 			}
 			return nil, err
 		}
+		if table == "views" {
+			tables = nil // views lists no table
+		}
 		for _, name := range tables {
 			if table == "tables" {
 				rows = append(rows, []any{catalog, db, name, "BASE TABLE", ""})
@@ -177,6 +190,11 @@ func (s *Stmt) infoSchemaData(ctx context.Context, table string) ([][]any, error
 				rows = append(rows, columnRow(catalog, &info, i, c))
 			}
 		}
+		viewRows, err := s.infoSchemaViewRows(ctx, table, catalog, db)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, viewRows...)
 	}
 	return rows, nil
 }

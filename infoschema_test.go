@@ -68,7 +68,7 @@ func TestInformationSchema(t *testing.T) {
 	_, err = conn.ExecContext(ctx, "DROP TABLE shop.items")
 	require.NoError(t, err)
 	require.Equal(t, []string{"0"}, rowsOf(t, conn, hasTable, "shop", "items", "BASE TABLE"))
-	_, err = conn.QueryContext(ctx, "SELECT * FROM information_schema.views")
+	_, err = conn.QueryContext(ctx, "SELECT * FROM information_schema.triggers")
 	require.ErrorIs(t, err, ErrNotFound)
 	require.Equal(t, []string{"InformationSchema: [information_schema.tables]"},
 		rowsOf(t, conn, "EXPLAIN SELECT * FROM information_schema.tables"))

@@ -522,13 +522,16 @@ func (s *Stmt) describe(ctx context.Context, path metadata.TablePath) (*Rows, er
 		}
 		rows[i] = []any{c.Name, c.Type.String(), !c.NotNull, strings.Join(key, ","), comment}
 	}
-	return s.static(ctx, []resultColumn{
-		{name: "name", typ: metadata.StringType()},
-		{name: "type", typ: metadata.StringType()},
-		{name: "null", typ: metadata.BooleanType()},
-		{name: "key", typ: metadata.StringType()},
-		{name: "comment", typ: metadata.StringType(), nullable: true},
-	}, rows)
+	return s.static(ctx, describeColumns, rows)
+}
+
+// describeColumns are the columns of DESCRIBE's result.
+var describeColumns = []resultColumn{
+	{name: "name", typ: metadata.StringType()},
+	{name: "type", typ: metadata.StringType()},
+	{name: "null", typ: metadata.BooleanType()},
+	{name: "key", typ: metadata.StringType()},
+	{name: "comment", typ: metadata.StringType(), nullable: true},
 }
 
 // static returns rows built in memory (SHOW, DESCRIBE, EXPLAIN).

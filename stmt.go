@@ -135,11 +135,17 @@ func (s *Stmt) exec(ctx context.Context, args []driver.NamedValue) (driver.Resul
 	if err := s.checkArgs(args); err != nil {
 		return nil, err
 	}
-	switch s.parsed.(type) {
+	switch st := s.parsed.(type) {
 	case *sqlplan.Insert, *sqlplan.Update, *sqlplan.Delete:
 		wargs := s.writeArgs(args)
 		res, err := s.write(ctx, wargs)
 		clear(wargs) // the values are the caller's, not the statement's to keep
+		if err != nil {
+			return nil, s.wrapErr(err)
+		}
+		return res, nil
+	case *sqlplan.CreateTableAs:
+		res, err := s.createTableAs(ctx, st, toArgs(args))
 		if err != nil {
 			return nil, s.wrapErr(err)
 		}
@@ -282,7 +288,7 @@ func (s *Stmt) query(ctx context.Context, args []sqlplan.Arg) (*Rows, error) {
 		if db == "" {
 			db = s.conn.database
 		}
-		tables, err := eng.ListTables(ctx, db)
+		tables, err := s.showTables(ctx, db)
 		if err != nil {
 			return nil, err
 		}
@@ -290,9 +296,25 @@ func (s *Stmt) query(ctx context.Context, args []sqlplan.Arg) (*Rows, error) {
 	case *sqlplan.ShowPartitions:
 		return s.showPartitions(ctx, s.path(st.Table))
 	case *sqlplan.Describe:
-		return s.describe(ctx, s.path(st.Table))
+		rows, err := s.describe(ctx, s.path(st.Table))
+		if isViewErr(err) {
+			return s.describeView(ctx, s.path(st.Table))
+		}
+		return rows, err
 	case *sqlplan.ShowCreateTable:
-		return s.showCreateTable(ctx, s.path(st.Table))
+		if st.View {
+			return s.showCreateView(ctx, s.path(st.Table))
+		}
+		rows, err := s.showCreateTable(ctx, s.path(st.Table))
+		if isViewErr(err) {
+			return s.showCreateView(ctx, s.path(st.Table))
+		}
+		return rows, err
+	case *sqlplan.CreateTableAs:
+		if _, err := s.createTableAs(ctx, st, args); err != nil {
+			return nil, err
+		}
+		return s.static(ctx, nil, nil)
 	case *sqlplan.Call:
 		return s.call(ctx, st, args)
 	case *sqlplan.Insert, *sqlplan.Update, *sqlplan.Delete:
@@ -361,6 +383,10 @@ func (s *Stmt) execDDL(ctx context.Context) error {
 			}
 		}
 		return nil
+	case *sqlplan.CreateView:
+		return s.createView(ctx, st)
+	case *sqlplan.DropView:
+		return s.dropView(ctx, st)
 	case *sqlplan.DropTable:
 		if err := eng.DropTable(ctx, s.path(st.Table), st.IfExists); err != nil {
 			return err

@@ -85,7 +85,7 @@ func (s *Stmt) applyChecked(ctx context.Context, w storage.Write, checked *stora
 // of the new rows: atomic like any write. In a transaction the read is at
 // the transaction's view and the upsert is buffered.
 func (s *Stmt) update(ctx context.Context, u *sqlplan.Update, args []sqlplan.Arg) (int64, error) {
-	plan, err := sqlplan.BindUpdate(ctx, u, s.engine(), s.conn.database, args)
+	plan, err := sqlplan.BindUpdate(ctx, u, writeCatalog{s.engine()}, s.conn.database, args)
 	if err != nil {
 		return 0, err
 	}
@@ -127,7 +127,7 @@ func (s *Stmt) update(ctx context.Context, u *sqlplan.Update, args []sqlplan.Arg
 // of their keys; in a transaction, a read at its view and a buffered
 // delete.
 func (s *Stmt) delete(ctx context.Context, d *sqlplan.Delete, args []sqlplan.Arg) (int64, error) {
-	plan, err := sqlplan.BindDelete(ctx, d, s.engine(), s.conn.database, args)
+	plan, err := sqlplan.BindDelete(ctx, d, writeCatalog{s.engine()}, s.conn.database, args)
 	if err != nil {
 		return 0, err
 	}

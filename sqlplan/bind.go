@@ -175,6 +175,10 @@ const Version = "8.0.0-fluss-0.1"
 // '$' suffix reads a virtual table of the table before it (see
 // ChangelogTable).
 func BindSelect(ctx context.Context, s *Select, cat Catalog, currentDB string, args []Arg) (*SelectPlan, error) {
+	s, err := expandNames(ctx, s, cat, currentDB)
+	if err != nil {
+		return nil, err
+	}
 	return bindSelectRules(ctx, s, cat, currentDB, args, rules)
 }
 
@@ -675,6 +679,15 @@ func (b *binder) bindFunc(f *Func) (Expr, error) {
 		return &Literal{Value: Version, T: t}, nil
 	case "database", "schema":
 		return &Literal{Value: b.currentDB, T: t}, nil
+	case "coalesce", "ifnull":
+		// A constant first argument that is not NULL is the value, as
+		// MySQL folds it: the columns after it are never read, so they
+		// need not be grouped either.
+		if l, ok := out.Args[0].(*Literal); ok && l.Value != nil {
+			if v, err := metadata.CoerceValue(t, l.Value); err == nil {
+				return &Literal{Value: v, T: t}, nil
+			}
+		}
 	}
 	return out, nil
 }

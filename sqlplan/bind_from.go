@@ -78,30 +78,45 @@ func (fb *fromBinder) table(t *FromTable) (Relation, error) {
 
 func (fb *fromBinder) derived(d *FromSelect) (Relation, error) {
 	var inner *SelectPlan
+	var err error
 	if d.Compound != nil {
-		cp, err := BindCompound(fb.ctx, d.Compound, fb.cat, fb.currentDB, fb.args)
-		if err != nil {
-			return nil, err
+		var cp *CompoundPlan
+		if cp, err = BindCompound(fb.ctx, d.Compound, fb.cat, fb.currentDB, fb.args); err == nil {
+			inner = compoundRows(cp)
 		}
-		inner = compoundRows(cp)
 	} else {
-		var err error
-		if inner, err = BindSelect(fb.ctx, d.Select, fb.cat, fb.currentDB, fb.args); err != nil {
-			return nil, err
+		// expandNames has expanded the names below already.
+		inner, err = bindSelectRules(fb.ctx, d.Select, fb.cat, fb.currentDB, fb.args, rules)
+	}
+	if err != nil {
+		if d.View != (metadata.TablePath{}) {
+			return nil, &ViewQueryError{View: d.View, Err: err}
 		}
+		return nil, err
+	}
+	if d.Columns != nil && len(d.Columns) != len(inner.Output) {
+		err := errorf(metadata.ErrInvalidValue, "%s names %d columns but its query returns %d", quoteIdent(d.Alias), len(d.Columns), len(inner.Output))
+		if d.View != (metadata.TablePath{}) {
+			return nil, &ViewQueryError{View: d.View, Err: err}
+		}
+		return nil, atName(d.Alias, err)
 	}
 	cols := make([]metadata.Column, len(inner.Output))
 	for i, o := range inner.Output {
+		name := o.Name
+		if d.Columns != nil {
+			name = d.Columns[i]
+		}
 		for _, prev := range cols[:i] {
-			if strings.EqualFold(prev.Name, o.Name) {
-				return nil, atName(d.Alias, errorf(metadata.ErrInvalidValue, "derived table %s has two columns named %s; give one an alias", quoteIdent(d.Alias), quoteIdent(o.Name)))
+			if strings.EqualFold(prev.Name, name) {
+				return nil, atName(d.Alias, errorf(metadata.ErrInvalidValue, "derived table %s has two columns named %s; give one an alias", quoteIdent(d.Alias), quoteIdent(name)))
 			}
 		}
 		t := o.Expr.Type()
 		if t.Root == 0 {
 			t = metadata.StringType()
 		}
-		cols[i] = metadata.Column{Name: o.Name, Type: t}
+		cols[i] = metadata.Column{Name: name, Type: t}
 	}
 	if err := fb.addRel(scopeRel{name: d.Alias, cols: cols}); err != nil {
 		return nil, err

@@ -417,3 +417,15 @@ func TestHasParam(t *testing.T) {
 		require.Equal(t, want, hasParam(e), "%v", e)
 	}
 }
+
+// TestCoalesceConstantFolds: COALESCE or IFNULL whose first argument is a
+// non-NULL constant is that constant, in the function's type, so the
+// columns after it are not read (nor need grouping, as in MySQL).
+func TestCoalesceConstantFolds(t *testing.T) {
+	p, err := bindSelect(t, "SELECT COALESCE(-86, i, id), IFNULL('x', Name), COALESCE(NULL, i) FROM t GROUP BY tiny")
+	require.NoError(t, err)
+	require.Equal(t, &Literal{Value: int64(-86), T: metadata.BigIntType()}, p.Output[0].Expr)
+	require.Equal(t, &Literal{Value: "x", T: metadata.StringType()}, p.Output[1].Expr)
+	require.IsType(t, &Func{}, p.Output[2].Expr, "COALESCE(NULL, i) still reads i")
+	require.Equal(t, "coalesce(-86, i, id)", strings.ToLower(p.Output[0].Name))
+}

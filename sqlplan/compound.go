@@ -68,6 +68,9 @@ type Compound struct {
 	OrderBy []OrderItem
 	// Limit and Offset are nil when absent; either may be a Param.
 	Limit, Offset Expr
+	// With are the common table expressions of WITH ... before the set
+	// operation; nil without WITH (and on every inner Compound).
+	With []CTE
 }
 
 func (*Compound) isStatement() {}
@@ -76,7 +79,7 @@ func (*Compound) isStatement() {}
 func (c *Compound) NumInput() int { return countInputs(c.exprs()...) }
 
 func (c *Compound) exprs() []Expr {
-	var es []Expr
+	es := withExprs(c.With)
 	for _, o := range []SetOperand{c.Left, c.Right} {
 		switch x := o.(type) {
 		case *Select:
@@ -114,6 +117,7 @@ func (c *Compound) String() string {
 		return "(" + o.String() + ")"
 	}
 	var b strings.Builder
+	b.WriteString(formatWith(c.With))
 	b.WriteString(operand(c.Left) + " " + c.Kind.String())
 	if c.All {
 		b.WriteString(" ALL")
@@ -153,8 +157,6 @@ func setOpOf(t token) (SetOpKind, bool) {
 	return 0, false
 }
 
-func isWord(t token, w string) bool { return t.kind == tokIdent && strings.EqualFold(t.text, w) }
-
 // hasSetOp reports whether toks hold a set operation outside parentheses.
 func hasSetOp(toks []token) bool {
 	depth := 0
@@ -193,21 +195,18 @@ func nestedSetOp(toks []token, base int) error {
 	return nil
 }
 
-// parseQuery parses a query: a SELECT, or SELECTs joined by set
-// operations, or a parenthesised query. base is the offset of text in the
-// caller's statement, for error positions.
-func parseQuery(text string, base int) (Statement, error) {
-	toks, err := lexAll(text, true)
-	if err != nil {
-		return parseDML(text, base)
-	}
+// parseSetQuery parses a query: a SELECT, or SELECTs joined by set
+// operations, or a parenthesised query: the text src[start:end] whose
+// tokens are toks (offsets in src, ending with a tokEOF token at end). ps
+// carries the placeholders of the statement's parts before it.
+func parseSetQuery(src string, start int, toks []token, ps *paramStyle) (Statement, error) {
 	if !hasSetOp(toks) && !isPunct(toks[0], "(") {
-		if err := nestedSetOp(toks, base); err != nil {
+		if err := nestedSetOp(toks, 0); err != nil {
 			return nil, err
 		}
-		return parseDML(text, base)
+		return parseDML(src, start, toks, ps)
 	}
-	p, err := newCompoundParser(text, base, toks)
+	p, err := newCompoundParser(src, 0, toks, ps)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +229,7 @@ type compoundParser struct {
 	style byte
 }
 
-func newCompoundParser(text string, base int, toks []token) (*compoundParser, error) {
+func newCompoundParser(text string, base int, toks []token, ps *paramStyle) (*compoundParser, error) {
 	p := &compoundParser{src: text, base: base, toks: toks, params: map[int]*Param{}}
 	for i, t := range toks {
 		if isPunct(t, ";") {
@@ -242,8 +241,7 @@ func newCompoundParser(text string, base int, toks []token) (*compoundParser, er
 		}
 	}
 	p.toks = toks
-	var ps paramStyle
-	q := 0
+	q := ps.questions
 	for i, t := range toks {
 		p.questions = append(p.questions, q)
 		if t.kind != tokParam {
@@ -436,23 +434,15 @@ func (p *compoundParser) selectAt(lo, hi int) (*Select, error) {
 		return nil, err
 	}
 	from, to := p.toks[lo].pos, p.toks[hi-1].end
-	st, err := parseDML(p.src[from:to], p.base+from)
+	// The SELECT's ? count on from those before it in the statement.
+	ps := &paramStyle{style: p.style, questions: p.questions[lo]}
+	st, err := parseDML(p.src, from, window(p.toks, lo, hi, to), ps)
 	if err != nil {
 		return nil, err
 	}
 	sel, ok := st.(*Select)
 	if !ok {
 		return nil, p.errAt(lo, "expected SELECT")
-	}
-	if shift := p.questions[lo]; shift > 0 && p.style == '?' {
-		for _, e := range sel.exprs() {
-			Walk(e, func(x Expr) bool {
-				if prm, ok := x.(*Param); ok && prm.Name == "" {
-					prm.Ordinal += shift
-				}
-				return true
-			})
-		}
 	}
 	return sel, nil
 }
@@ -549,31 +539,28 @@ func (p *compoundParser) count(i, hi int) (Expr, error) {
 	return nil, p.errAt(i, "expected a number")
 }
 
-// parseDMLWithSetOps parses SELECT, INSERT, UPDATE or DELETE text, reading
-// set operations outside parentheses here and everything else with
-// parseDML.
-func parseDMLWithSetOps(text string, base int) (Statement, error) {
-	toks, err := lexAll(text, true)
-	if err != nil {
-		return parseDML(text, base)
-	}
+// parseDMLSetOps parses a SELECT, INSERT, UPDATE or DELETE statement from
+// its tokens, reading set operations outside parentheses here and
+// everything else with parseDML.
+func parseDMLSetOps(src string, toks []token) (Statement, error) {
 	switch {
 	case isPunct(toks[0], "(") || isWord(toks[0], "SELECT"):
-		return parseQuery(text, base)
+		return parseSetQuery(src, 0, toks, &paramStyle{})
 	case (isWord(toks[0], "INSERT") || isWord(toks[0], "REPLACE")) && hasSetOp(toks):
-		return parseInsertSetOp(text, base, toks)
+		return parseInsertSetOp(src, toks)
 	}
-	if err := nestedSetOp(toks, base); err != nil {
+	if err := nestedSetOp(toks, 0); err != nil {
 		return nil, err
 	}
-	return parseDML(text, base)
+	return parseDML(src, 0, toks, nil)
 }
 
 // parseInsertSetOp parses INSERT INTO t [(cols)] SELECT ... UNION ...: the
 // INSERT up to its first set operation is a statement the parser reads
 // (INSERT ... SELECT of the first branch), and the query from its SELECT
 // on is read as any query with set operations is.
-func parseInsertSetOp(text string, base int, toks []token) (Statement, error) {
+func parseInsertSetOp(text string, toks []token) (Statement, error) {
+	const base = 0 // toks hold offsets in text
 	depth, query, firstOp := 0, -1, -1
 	for i, t := range toks {
 		switch {
@@ -595,7 +582,7 @@ func parseInsertSetOp(text string, base int, toks []token) (Statement, error) {
 	if query < 0 || query > firstOp {
 		return nil, &PosError{Pos: base + toks[firstOp].pos, Err: unsupported("a set operation in INSERT other than INSERT INTO t SELECT ... UNION SELECT ...")}
 	}
-	st, err := parseDML(text[:toks[firstOp].pos], base)
+	st, err := parseDML(text, 0, window(toks, 0, firstOp, toks[firstOp].pos), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -603,7 +590,7 @@ func parseInsertSetOp(text string, base int, toks []token) (Statement, error) {
 	if !ok || ins.Select == nil {
 		return nil, &PosError{Pos: base + toks[firstOp].pos, Err: unsupported("a set operation after INSERT ... VALUES")}
 	}
-	p, err := newCompoundParser(text, base, toks)
+	p, err := newCompoundParser(text, base, toks, &paramStyle{})
 	if err != nil {
 		return nil, err
 	}
@@ -664,6 +651,10 @@ func (p *CompoundPlan) Selects() []*SelectPlan {
 // BindCompound binds every SELECT of c as BindSelect does, then the
 // columns they share and the ORDER BY and LIMIT of each set operation.
 func BindCompound(ctx context.Context, c *Compound, cat Catalog, currentDB string, args []Arg) (*CompoundPlan, error) {
+	c, err := expandCompound(ctx, c, cat, currentDB)
+	if err != nil {
+		return nil, err
+	}
 	p, err := bindCompoundTree(ctx, c, cat, currentDB, args)
 	if err != nil {
 		return nil, err

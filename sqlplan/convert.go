@@ -27,47 +27,57 @@ import (
 //   - its error positions count from 1 and point past the offending token;
 //     they are mapped back to a byte offset in the caller's text.
 
-// parseDML parses SELECT, INSERT, UPDATE or DELETE text with xwb1989/sqlparser. base is
-// the offset of text in the statement the caller gave (after EXPLAIN), so
-// that error positions refer to the caller's text.
-func parseDML(text string, base int) (stmt Statement, err error) {
-	toks, err := lexAll(text, true)
-	if err != nil {
-		return nil, shiftErr(err, base)
+// parseDML parses SELECT, INSERT, UPDATE or DELETE text with
+// xwb1989/sqlparser: the text src[start:end], where toks are its tokens
+// (from lexStatement, with their offsets in src) and end is the offset of
+// the last one, a tokEOF token. Errors carry offsets in src, so that they
+// point into the caller's text however the query is embedded in it (after
+// EXPLAIN, in WITH, in CREATE VIEW). ps carries the placeholders of the
+// statement's earlier parts (nil for none), so that the ? of a WITH's
+// query count on from those of its common table expressions.
+func parseDML(src string, start int, toks []token, ps *paramStyle) (stmt Statement, err error) {
+	if ps == nil {
+		ps = &paramStyle{}
 	}
-	var ps paramStyle
+	// The parser numbers the ? of the text it reads from 1; after earlier
+	// parts each ? is written as the :vN the parser would give it.
+	renumber := ps.questions > 0
 	var edits []edit
-	end := len(text)
+	end := toks[len(toks)-1].pos
 	for i, t := range toks {
 		switch {
 		case t.kind == tokParam:
-			if _, err := ps.param(text, t); err != nil {
-				return nil, shiftErr(err, base)
+			p, err := ps.param(src, t)
+			if err != nil {
+				return nil, err
 			}
-			if t.text[0] == '$' {
+			switch {
+			case t.text[0] == '$':
 				edits = append(edits, edit{pos: t.pos, end: t.end, text: ":v" + t.text[1:]})
+			case t.text == "?" && renumber:
+				edits = append(edits, edit{pos: t.pos, end: t.end, text: ":v" + strconv.Itoa(p.Ordinal)})
 			}
 		case t.kind == tokString:
 			// MySQL keeps the backslash of \% and \_ so that LIKE sees an
 			// escaped wildcard; the parser drops it. Double it for the parser.
-			src := text[t.pos:t.end]
-			if strings.Contains(src, `\%`) || strings.Contains(src, `\_`) {
-				edits = append(edits, edit{pos: t.pos, end: t.end, text: escapeWildcards(src)})
+			text := src[t.pos:t.end]
+			if strings.Contains(text, `\%`) || strings.Contains(text, `\_`) {
+				edits = append(edits, edit{pos: t.pos, end: t.end, text: escapeWildcards(text)})
 			}
 		case t.kind == tokIdent && strings.EqualFold(t.text, "ALL") && setQuantifier(toks, i):
-			e, err := dropQuantifier(text, toks, i)
+			e, err := dropQuantifier(src, toks, i)
 			if err != nil {
-				return nil, shiftErr(err, base)
+				return nil, err
 			}
 			edits = append(edits, e)
 		case quantifierCall(t):
-			return nil, &SyntaxError{Pos: base + t.pos, Near: text[t.pos:t.end], Msg: "this name is reserved"}
+			return nil, &SyntaxError{Pos: t.pos, Near: src[t.pos:t.end], Msg: "this name is reserved"}
 		case t.kind == tokIdent && quantifierAt(toks, i):
 			qe, _ := quantifierEdits(toks, i)
 			edits = append(edits, qe...)
 		case t.kind == tokPunct && t.text == ";":
 			if toks[i+1].kind != tokEOF {
-				return nil, &SyntaxError{Pos: base + toks[i+1].pos, Near: text[toks[i+1].pos:toks[i+1].end],
+				return nil, &SyntaxError{Pos: toks[i+1].pos, Near: src[toks[i+1].pos:toks[i+1].end],
 					Msg: "only one statement is allowed"}
 			}
 			end = t.pos
@@ -76,20 +86,20 @@ func parseDML(text string, base int) (stmt Statement, err error) {
 	}
 	// The quantifier rewrite inserts text after later edits' positions.
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].pos < edits[j].pos })
-	rewritten, posMap := applyEdits(text[:end], edits)
+	rewritten, posMap := applyEdits(src, start, end, edits)
 
 	defer func() {
 		// The parser and its AST are foreign code; a panic on odd input
 		// must surface as an error, never crash the caller.
 		if r := recover(); r != nil {
-			stmt, err = nil, &SyntaxError{Pos: base, Msg: fmt.Sprintf("statement not understood (%v)", r)}
+			stmt, err = nil, &SyntaxError{Pos: start, Msg: fmt.Sprintf("statement not understood (%v)", r)}
 		}
 	}()
 	ast, perr := sqlparser.ParseStrictDDL(rewritten)
 	if perr != nil {
-		return nil, mapParseError(perr, text[:end], toks, posMap, base)
+		return nil, mapParseError(perr, src, end, toks, posMap, start)
 	}
-	c := &converter{style: ps.style, src: rewritten, posMap: posMap, base: base}
+	c := &converter{style: ps.style, src: rewritten, posMap: posMap}
 	switch x := ast.(type) {
 	case *sqlparser.Select:
 		return c.selectStmt(x)
@@ -113,15 +123,22 @@ type edit struct {
 	text     string
 }
 
-// applyEdits applies edits (in order, not overlapping) and returns the new
-// text with, for each of its offsets and its end, the offset in text it
-// came from.
-func applyEdits(text string, edits []edit) (string, []int) {
+// applyEdits applies edits (in order, not overlapping, within
+// [start, end)) to src[start:end] and returns the new text with, for each
+// of its offsets and its end, the offset in src it came from.
+func applyEdits(src string, start, end int, edits []edit) (string, []int) {
+	if len(edits) == 0 {
+		posMap := make([]int, end-start+1)
+		for i := range posMap {
+			posMap[i] = start + i
+		}
+		return src[start:end], posMap
+	}
 	var b strings.Builder
-	posMap := make([]int, 0, len(text)+1)
-	last := 0
+	posMap := make([]int, 0, end-start+1)
+	last := start
 	for _, e := range edits {
-		b.WriteString(text[last:e.pos])
+		b.WriteString(src[last:e.pos])
 		for j := last; j < e.pos; j++ {
 			posMap = append(posMap, j)
 		}
@@ -131,8 +148,8 @@ func applyEdits(text string, edits []edit) (string, []int) {
 		}
 		last = e.end
 	}
-	b.WriteString(text[last:])
-	for j := last; j <= len(text); j++ {
+	b.WriteString(src[last:end])
+	for j := last; j <= end; j++ {
 		posMap = append(posMap, j)
 	}
 	return b.String(), posMap
@@ -172,11 +189,11 @@ func shiftErr(err error, base int) error {
 var positionRE = regexp.MustCompile(`at position (\d+)( near '(?s:.*)')?$`)
 
 // mapParseError turns xwb1989's error text into a SyntaxError at the
-// offending token of the caller's text.
-func mapParseError(perr error, text string, toks []token, posMap []int, base int) error {
+// offending token of src; the parser read src[start:end] as edited.
+func mapParseError(perr error, src string, end int, toks []token, posMap []int, start int) error {
 	m := positionRE.FindStringSubmatch(perr.Error())
 	if m == nil {
-		return &SyntaxError{Pos: base, Msg: perr.Error()}
+		return &SyntaxError{Pos: start, Msg: perr.Error()}
 	}
 	n, _ := strconv.Atoi(m[1])
 	// n-1 is the offset just past the offending token in the rewritten
@@ -192,9 +209,9 @@ func mapParseError(perr error, text string, toks []token, posMap []int, base int
 		last = &toks[i]
 	}
 	if last == nil || e == len(posMap)-1 && m[2] == "" && last.kind != tokPunct {
-		return &SyntaxError{Pos: base + len(text), Msg: "unexpected end of statement"}
+		return &SyntaxError{Pos: end, Msg: "unexpected end of statement"}
 	}
-	se := &SyntaxError{Pos: base + last.pos, Near: text[last.pos:last.end]}
+	se := &SyntaxError{Pos: last.pos, Near: src[last.pos:last.end]}
 	if strings.Contains(se.Near, "$") {
 		se.Msg = "quote names containing '$' with backquotes, e.g. `t$changelog`"
 	}
@@ -203,10 +220,11 @@ func mapParseError(perr error, text string, toks []token, posMap []int, base int
 
 // converter turns xwb1989's AST into ours.
 type converter struct {
-	style  byte // the placeholder style of the statement
-	src    string
+	style byte // the placeholder style of the statement
+	src   string
+	// posMap maps each offset of src, the text the parser read, to its
+	// offset in the caller's statement.
 	posMap []int
-	base   int
 }
 
 func (c *converter) tablePath(n sqlparser.TableName) metadata.TablePath {
@@ -430,7 +448,7 @@ func (c *converter) hints(comments sqlparser.Comments) (map[string]string, error
 		if at < 0 {
 			at = 0
 		}
-		pos := c.base + c.posMap[at]
+		pos := c.posMap[at]
 		body := text[3 : len(text)-2]
 		toks, err := lexAll(body, false)
 		if err != nil {

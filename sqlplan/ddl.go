@@ -317,12 +317,19 @@ func (p *parser) create() (Statement, error) {
 		}
 		return &CreateDatabase{Name: name, IfNotExists: ine}, nil
 	case p.acceptKeyword("TABLE"):
+		if p.isCreateTableAs() {
+			return p.createTableAs()
+		}
 		return p.createTable()
+	case p.acceptKeyword("VIEW"):
+		return p.createView(false)
+	case p.acceptKeyword("OR", "REPLACE", "VIEW"):
+		return p.createView(true)
 	case p.isKeyword(p.peek(), "INDEX"), p.isKeyword(p.peek(), "UNIQUE"), p.isKeyword(p.peek(), "FULLTEXT"), p.isKeyword(p.peek(), "SPATIAL"):
 		return nil, &PosError{Pos: p.peek().pos, Err: errorf(metadata.ErrUnsupported,
 			"CREATE INDEX is not supported: fluss has no secondary indexes (declare them in a MySQL-dialect CREATE TABLE, where they are recorded without effect)")}
 	}
-	return nil, p.expected("DATABASE or TABLE")
+	return nil, p.expected("DATABASE, TABLE or VIEW")
 }
 
 func (p *parser) drop() (Statement, error) {
@@ -347,8 +354,10 @@ func (p *parser) drop() (Statement, error) {
 			return nil, err
 		}
 		return &DropTable{Table: path, IfExists: ie}, nil
+	case p.acceptKeyword("VIEW"):
+		return p.dropView()
 	}
-	return nil, p.expected("DATABASE or TABLE")
+	return nil, p.expected("DATABASE, TABLE or VIEW")
 }
 
 func (p *parser) alter() (Statement, error) {
@@ -424,13 +433,16 @@ func (p *parser) show() (Statement, error) {
 		path, err := p.tablePath()
 		return &ShowPartitions{Table: path}, err
 	case p.acceptKeyword("CREATE"):
-		if err := p.expectKeyword("TABLE"); err != nil {
-			return nil, err
+		view := p.acceptKeyword("VIEW")
+		if !view {
+			if err := p.expectKeyword("TABLE"); err != nil {
+				return nil, err
+			}
 		}
 		path, err := p.tablePath()
-		return &ShowCreateTable{Table: path}, err
+		return &ShowCreateTable{Table: path, View: view}, err
 	}
-	return nil, p.expected("DATABASES, TABLES, PARTITIONS or CREATE TABLE")
+	return nil, p.expected("DATABASES, TABLES, PARTITIONS, CREATE TABLE or CREATE VIEW")
 }
 
 func (p *parser) call() (Statement, error) {

@@ -28,6 +28,13 @@ type FromSelect struct {
 	// Compound is set instead of Select for (SELECT ... UNION SELECT ...).
 	Compound *Compound
 	Alias    string
+	// Columns rename the query's output columns, in order; nil keeps
+	// their names. Binding sets them for a common table expression or a
+	// view with a column list (the parser reads no column list here).
+	Columns []string
+	// View is the view this derived table expands, for errors; zero for
+	// a derived table written as one or a common table expression.
+	View metadata.TablePath
 }
 
 // JoinKind is the kind of a join in FROM.
@@ -81,10 +88,16 @@ func (f *FromTable) String() string {
 }
 
 func (f *FromSelect) String() string {
+	var s string
 	if f.Compound != nil {
-		return "(" + f.Compound.String() + ") AS " + quoteIdent(f.Alias)
+		s = "(" + f.Compound.String() + ") AS " + quoteIdent(f.Alias)
+	} else {
+		s = "(" + f.Select.String() + ") AS " + quoteIdent(f.Alias)
 	}
-	return "(" + f.Select.String() + ") AS " + quoteIdent(f.Alias)
+	if f.Columns != nil {
+		s += " (" + quoteIdents(f.Columns) + ")"
+	}
+	return s
 }
 
 func (f *FromJoin) String() string {

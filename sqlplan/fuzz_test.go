@@ -31,6 +31,10 @@ func FuzzParse(f *testing.F) {
 		"CREATE TABLE t (a ARRAY<",
 		"CREATE TABLE `users` (`id` bigint unsigned AUTO_INCREMENT,`created_at` datetime(3) NULL,`name` longtext,`active` boolean,`email` varchar(191),PRIMARY KEY (`id`),INDEX `idx_users_deleted_at` (`deleted_at`)) ENGINE=InnoDB",
 		"CREATE TABLE t (k tinyint(1), u int(10) unsigned DEFAULT NULL, CONSTRAINT `fk` FOREIGN KEY (`u`) REFERENCES `o`(`id`), UNIQUE KEY (k))",
+		"WITH a (x) AS (SELECT i FROM t WHERE i > ?), b AS (WITH c AS (SELECT 1 AS y) SELECT y FROM c) SELECT x, y FROM a JOIN b ON x = y",
+		"CREATE OR REPLACE VIEW db.v (a, b) AS SELECT i, 'it\\'s' FROM t # c",
+		"CREATE TABLE IF NOT EXISTS t2 (PRIMARY KEY (i) NOT ENFORCED) WITH ('bucket.num' = '2') AS SELECT i FROM t WHERE i = ?",
+		"DROP VIEW IF EXISTS v",
 		"(SELECT id FROM t ORDER BY i LIMIT ?) UNION ALL SELECT w FROM pk INTERSECT SELECT 1 EXCEPT DISTINCT (SELECT 2) ORDER BY 1 DESC LIMIT 2, ?",
 		"INSERT INTO pk (id, v) SELECT id, Name FROM t WHERE i = $1 UNION SELECT 1, 'x';",
 		"EXPLAIN ANALYZE (SELECT 1) INTERSECT ALL (SELECT 2)",
@@ -75,6 +79,16 @@ func FuzzParse(f *testing.F) {
 			require.Equal(t, text, again.String(), "canonical form %q of %q", text, sql)
 		case *Call:
 			_, _ = s.Values(nil)
+		case *CreateView:
+			_, _ = BindSelect(context.Background(), s.Select, cat, "fluss", nil)
+			again, err := Parse(text)
+			require.NoError(t, err, "canonical form %q of %q", text, sql)
+			require.Equal(t, text, again.String(), "canonical form %q of %q", text, sql)
+		case *CreateTableAs:
+			_, _ = BindSelect(context.Background(), s.Select, cat, "fluss", nil)
+			again, err := Parse(text)
+			require.NoError(t, err, "canonical form %q of %q", text, sql)
+			require.Equal(t, text, again.String(), "canonical form %q of %q", text, sql)
 		default:
 			again, err := Parse(text)
 			require.NoError(t, err, "canonical form %q of %q", text, sql)

@@ -24,36 +24,26 @@ func Parse(sql string) (stmt Statement, err error) {
 			stmt, err = nil, &SyntaxError{Msg: fmt.Sprintf("statement not understood (%v)", r)}
 		}
 	}()
-	l := &lexer{src: sql}
-	first, err := l.next()
+	toks, err := lexStatement(sql)
 	if err != nil {
 		return nil, err
 	}
+	first := toks[0]
 	switch {
 	case first.kind == tokEOF:
 		return nil, &SyntaxError{Pos: len(sql), Msg: "empty statement"}
 	case first.kind == tokPunct && first.text == "(":
-		if err := checkNesting(sql); err != nil {
-			return nil, err
-		}
-		return parseDMLWithSetOps(sql, 0)
+		return parseDMLSetOps(sql, toks)
 	case first.kind != tokIdent:
 		return nil, &SyntaxError{Pos: first.pos, Near: sql[first.pos:first.end], Msg: "expected a statement"}
 	}
 	switch strings.ToUpper(first.text) {
 	case "SELECT", "INSERT", "REPLACE", "UPDATE", "DELETE":
-		if err := checkNesting(sql); err != nil {
-			return nil, err
-		}
-		return parseDMLWithSetOps(sql, 0)
+		return parseDMLSetOps(sql, toks)
 	case "WITH":
-		return nil, unsupported("WITH (common table expressions)")
+		return parseWith(sql, toks, &paramStyle{})
 	case "EXPLAIN":
-		return parseExplain(sql, l)
-	}
-	toks, err := lexAll(sql, false)
-	if err != nil {
-		return nil, err
+		return parseExplain(sql, toks)
 	}
 	p := &parser{src: sql, toks: toks}
 	return p.parseStatement()
@@ -64,69 +54,29 @@ func Parse(sql string) (stmt Statement, err error) {
 // check before it says what was wrong.
 const MaxNesting = 199
 
-// checkNesting refuses a statement whose parentheses nest deeper than
-// MaxNesting, naming the position where they do. Lexing errors are left
-// to the parser, which reports them with more context.
-func checkNesting(sql string) error {
-	l := &lexer{src: sql}
-	depth := 0
-	for {
-		t, err := l.next()
-		if err != nil || t.kind == tokEOF {
-			return nil
-		}
-		if t.kind != tokPunct {
-			continue
-		}
-		switch t.text {
-		case "(":
-			if depth++; depth > MaxNesting {
-				return &SyntaxError{Pos: t.pos, Near: "(", Msg: fmt.Sprintf("parentheses nested more than %d deep", MaxNesting)}
-			}
-		case ")":
-			depth--
-		}
-	}
-}
-
-// parseExplain parses the SELECT after EXPLAIN [ANALYZE | PLAN FOR]; l
-// has just read EXPLAIN.
-func parseExplain(sql string, l *lexer) (Statement, error) {
-	start := l.pos
-	t, err := l.next()
-	if err != nil {
-		return nil, err
-	}
+// parseExplain parses the SELECT after EXPLAIN [ANALYZE | PLAN FOR];
+// toks[0] is EXPLAIN.
+func parseExplain(sql string, toks []token) (Statement, error) {
+	i := 1
 	analyze := false
-	if t.kind == tokIdent && strings.EqualFold(t.text, "ANALYZE") {
+	switch {
+	case isWord(toks[i], "ANALYZE"):
 		analyze = true
-		start = l.pos
-		if t, err = l.next(); err != nil {
-			return nil, err
-		}
-	} else if t.kind == tokIdent && strings.EqualFold(t.text, "PLAN") {
-		f, err := l.next()
-		if err != nil {
-			return nil, err
-		}
-		if f.kind != tokIdent || !strings.EqualFold(f.text, "FOR") {
+		i++
+	case isWord(toks[i], "PLAN"):
+		if f := toks[i+1]; !isWord(f, "FOR") {
 			return nil, &SyntaxError{Pos: f.pos, Near: sql[f.pos:f.end], Msg: "expected FOR"}
 		}
-		start = l.pos
-		if t, err = l.next(); err != nil {
-			return nil, err
-		}
+		i += 2
 	}
-	if (t.kind != tokIdent || !strings.EqualFold(t.text, "SELECT")) && !isPunct(t, "(") {
+	start := toks[i-1].end
+	if t := toks[i]; !isWord(t, "SELECT") && !isWord(t, "WITH") && !isPunct(t, "(") {
 		if t.kind == tokEOF {
 			return nil, &SyntaxError{Pos: t.pos, Msg: "expected SELECT"}
 		}
 		return nil, &SyntaxError{Pos: t.pos, Near: sql[t.pos:t.end], Msg: "expected SELECT (EXPLAIN explains queries)"}
 	}
-	if err := checkNesting(sql); err != nil {
-		return nil, err
-	}
-	s, err := parseQuery(sql[start:], start)
+	s, err := parseQueryTokens(sql, start, toks[i:], &paramStyle{})
 	if err != nil {
 		return nil, err
 	}

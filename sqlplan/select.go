@@ -32,6 +32,9 @@ type Select struct {
 	Limit, Offset Expr
 	// Hints are the key-value pairs of SELECT /*+ OPTIONS('k'='v') */.
 	Hints map[string]string
+	// With are the common table expressions of WITH ... SELECT; nil
+	// without WITH.
+	With []CTE
 }
 
 // SelectItem is one entry of the select list.
@@ -79,7 +82,7 @@ type OnDuplicate struct {
 }
 
 func (s *Select) exprs() []Expr {
-	var es []Expr
+	es := withExprs(s.With)
 	for _, it := range s.Items {
 		es = append(es, it.Expr)
 	}
@@ -119,6 +122,7 @@ func (s *Insert) NumInput() int {
 
 func (s *Select) String() string {
 	var b strings.Builder
+	b.WriteString(formatWith(s.With))
 	b.WriteString("SELECT ")
 	if len(s.Hints) > 0 {
 		keys := make([]string, 0, len(s.Hints))

@@ -107,10 +107,12 @@ type Describe struct {
 	Table metadata.TablePath
 }
 
-// ShowCreateTable is SHOW CREATE TABLE t: the statement that creates the
-// table as it is now.
+// ShowCreateTable is SHOW CREATE TABLE t or SHOW CREATE VIEW v: the
+// statement that creates the table or view as it is now.
 type ShowCreateTable struct {
 	Table metadata.TablePath
+	// View is set for SHOW CREATE VIEW, which refuses a table.
+	View bool
 }
 
 // Use is USE db.
@@ -353,6 +355,9 @@ func (s *ShowTables) String() string {
 func (s *ShowPartitions) String() string { return "SHOW PARTITIONS " + quotePath(s.Table) }
 func (s *Describe) String() string       { return "DESCRIBE " + quotePath(s.Table) }
 func (s *ShowCreateTable) String() string {
+	if s.View {
+		return "SHOW CREATE VIEW " + quotePath(s.Table)
+	}
 	return "SHOW CREATE TABLE " + quotePath(s.Table)
 }
 func (s *Use) String() string { return "USE " + quoteIdent(s.Database) }

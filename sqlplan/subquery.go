@@ -263,6 +263,13 @@ func bindSubSelect(ctx context.Context, s *Select, cat Catalog, currentDB string
 	if err := planHints(s.Hints); err != nil {
 		return nil, err
 	}
+	// A SELECT's subqueries were expanded with it; those of UPDATE and
+	// DELETE, and a correlated one bound again, are expanded here (again:
+	// expanding is idempotent).
+	s, err := expandNames(ctx, s, cat, currentDB)
+	if err != nil {
+		return nil, err
+	}
 	return bindSelectScoped(ctx, s, cat, currentDB, args, rules, outer)
 }
 
@@ -445,7 +452,7 @@ func displayText(s string) string {
 		}
 	}
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].pos < edits[j].pos })
-	out, _ := applyEdits(s, edits)
+	out, _ := applyEdits(s, 0, len(s), edits)
 	return out
 }
 

@@ -21,6 +21,11 @@ const (
 	catalogFile    = "catalog.json"
 	catalogTmpFile = "catalog.json.tmp"
 	catalogVersion = 1
+	// catalogViewsVersion is the version of a catalog that holds views. A
+	// catalog without views keeps version 1, which every release reads; one
+	// with views says 2, so that a release without views refuses it rather
+	// than rewriting it without them.
+	catalogViewsVersion = 2
 )
 
 // catalog is the engine's metadata: databases, tables, partitions and the
@@ -42,6 +47,9 @@ type catalog struct {
 
 type dbEntry struct {
 	Tables map[string]*tableEntry `json:"tables"`
+	// Views share the database's namespace with Tables: a name is in one
+	// map or neither. Nil when the database has none.
+	Views map[string]*metadata.ViewInfo `json:"views,omitempty"`
 }
 
 type tableEntry struct {
@@ -96,7 +104,7 @@ func (c *catalog) clone() *catalog {
 			cp.Partitions = slices.Clone(t.Partitions)
 			tables[tn] = &cp
 		}
-		out.Databases[name] = &dbEntry{Tables: tables}
+		out.Databases[name] = &dbEntry{Tables: tables, Views: maps.Clone(db.Views)}
 	}
 	out.index()
 	return &out
@@ -176,6 +184,9 @@ func (c *catalog) table(path metadata.TablePath) (*tableEntry, error) {
 	}
 	t, ok := db.Tables[path.Table]
 	if !ok {
+		if _, view := db.Views[path.Table]; view {
+			return nil, &metadata.ViewError{Path: path}
+		}
 		return nil, fmt.Errorf("table %s: %w", path, metadata.ErrNotFound)
 	}
 	return t, nil
@@ -223,8 +234,8 @@ func loadCatalog(fsys FS, dir string) (*catalog, error) {
 	if err := json.Unmarshal(buf, c); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", metadata.ErrCorrupt, catalogFile, err)
 	}
-	if c.Version != catalogVersion {
-		return nil, fmt.Errorf("%w: %s has version %d, want %d", metadata.ErrCorrupt, catalogFile, c.Version, catalogVersion)
+	if c.Version != catalogVersion && c.Version != catalogViewsVersion {
+		return nil, fmt.Errorf("%w: %s has version %d, want %d or %d", metadata.ErrCorrupt, catalogFile, c.Version, catalogVersion, catalogViewsVersion)
 	}
 	if c.Databases == nil {
 		c.Databases = map[string]*dbEntry{}
@@ -250,6 +261,9 @@ func loadCatalog(fsys FS, dir string) (*catalog, error) {
 			if err := t.prepare(); err != nil {
 				return nil, fmt.Errorf("%w: %s: %v", metadata.ErrCorrupt, catalogFile, err)
 			}
+		}
+		if err := checkViews(dbName, db); err != nil {
+			return nil, err
 		}
 	}
 	c.index()
@@ -281,7 +295,12 @@ func (c *catalog) checkCounters() error {
 // persist writes the catalog atomically: a temporary file, fsync, rename
 // over the old one, fsync of the directory (the fsyncs only when sync).
 func (c *catalog) persist(fsys FS, dir string, sync bool) error {
-	data, err := json.MarshalIndent(c, "", "  ")
+	out := *c
+	out.Version = catalogVersion
+	if c.hasViews() {
+		out.Version = catalogViewsVersion
+	}
+	data, err := json.MarshalIndent(&out, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode catalog: %w", err)
 	}

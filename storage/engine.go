@@ -401,6 +401,9 @@ func (e *Engine) DropDatabase(ctx context.Context, name string, ifExists, cascad
 	if len(db.Tables) > 0 && !cascade {
 		return fmt.Errorf("%w: database %s is not empty (%d tables); drop it with CASCADE", metadata.ErrConstraint, name, len(db.Tables))
 	}
+	if len(db.Views) > 0 && !cascade {
+		return fmt.Errorf("%w: database %s is not empty (%d views); drop it with CASCADE", metadata.ErrConstraint, name, len(db.Views))
+	}
 	next := e.mu.cat.clone()
 	delete(next.Databases, name)
 	next.index() // the database's tables leave byID too
@@ -439,6 +442,11 @@ func (e *Engine) CreateTable(ctx context.Context, desc metadata.TableDescriptor,
 			return t.Info, nil
 		}
 		return metadata.TableInfo{}, fmt.Errorf("table %s: %w", desc.Path, metadata.ErrExists)
+	}
+	if _, ok := db.Views[desc.Path.Table]; ok {
+		// Not even with IF NOT EXISTS: the name does not stand for a
+		// table, so the statement's promise (the table exists) is false.
+		return metadata.TableInfo{}, fmt.Errorf("cannot create table %s: a view of that name exists: %w", desc.Path, metadata.ErrExists)
 	}
 	next := e.mu.cat.clone()
 	// An id whose files are still on disk (a catalog older than them) is

@@ -77,7 +77,13 @@ func sweepWorkload() []sweepStep {
 			}, false)
 			return err
 		}},
+		{"create view", func(e *Engine) error {
+			return e.CreateView(ctx, viewAt("v", "SELECT x FROM late", "x"), false, false)
+		}},
 		{"lake snapshot 2", lakeSnap(2)},
+		{"replace view", func(e *Engine) error {
+			return e.CreateView(ctx, viewAt("v", "SELECT x AS y FROM late", "y"), true, false)
+		}},
 		{"upsert after", func(e *Engine) error {
 			_, err := e.Upsert(ctx, path("kv"), [][]any{{"z5", 5, 55}, {"z13", 13, 13}}, UpsertOptions{})
 			return err
@@ -115,6 +121,13 @@ func sweepState(t *testing.T, e *Engine) []string {
 	tables, err := e.ListTables(ctx, metadata.DefaultDatabase)
 	require.NoError(t, err)
 	out = append(out, "tables "+strings.Join(tables, ","))
+	views, err := e.ListViews(ctx, metadata.DefaultDatabase)
+	require.NoError(t, err)
+	for _, name := range views {
+		v, err := e.View(ctx, path(name))
+		require.NoError(t, err)
+		out = append(out, fmt.Sprintf("view %s %v %s", name, v.Columns, v.Query))
+	}
 	parts, err := e.ListPartitions(ctx, path("ev"))
 	require.NoError(t, err)
 	var names []string
