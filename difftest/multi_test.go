@@ -61,9 +61,9 @@ var forms = map[string]bool{
 	"union":     true,  // UNION and UNION ALL
 	"setops":    true,  // INTERSECT and EXCEPT
 	"unionsub":  true,  // UNION [ALL] as a derived table and in an IN subquery
-	"view":      false, // views (CREATE VIEW over one table, a join or an aggregate) in FROM
-	"with":      false, // WITH name AS (SELECT ...): derived tables named up front
-	"withset":   false, // WITH before a set operation
+	"view":      true,  // views (CREATE VIEW over one table, a join or an aggregate) in FROM
+	"with":      true,  // WITH name AS (SELECT ...): derived tables named up front
+	"withset":   true,  // WITH before a set operation
 }
 
 func formsOn(t *testing.T) map[string]bool {
