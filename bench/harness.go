@@ -249,7 +249,7 @@ func (h *harness) runAll(ctx context.Context) error {
 			return ms(time.Since(start)), err
 		})
 	}
-	return nil
+	return h.runJoins(ctx)
 }
 
 // timedScan times scanAll and checks the row count and, unless wantSum is

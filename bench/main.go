@@ -38,6 +38,8 @@ type config struct {
 	out        string
 	dir        string
 	lookups    int
+	joinKeys   int
+	joinRows   int64
 	insertRows int
 	arrowRows  int
 	insertTime time.Duration
@@ -60,12 +62,14 @@ func main() {
 	flag.StringVar(&cfg.out, "out", "", "directory for results.csv, bars.csv, machine.txt and ratios.png (none: print only)")
 	flag.StringVar(&cfg.dir, "dir", "", "directory for the databases (default: a temporary directory, removed afterwards)")
 	flag.IntVar(&cfg.lookups, "lookups", 10_000, "point lookups per W6 run")
+	flag.IntVar(&cfg.joinKeys, "join-keys", 10_000, "J2's probe keys into kv (at most -rows)")
+	flag.Int64Var(&cfg.joinRows, "join-rows", 0, "rows of J1's fact table f; f10 and d1 follow it (0: -rows)")
 	flag.IntVar(&cfg.insertRows, "insert-rows", 100_000, "rows per W7 run (at most -rows)")
 	flag.IntVar(&cfg.arrowRows, "arrow-rows", 2_000_000, "rows per W7d run, AppendArrow of ready records (at most -rows)")
 	flag.DurationVar(&cfg.insertTime, "insert-time", time.Second, "a W7 run stops after the statement that passes this")
 	flag.DurationVar(&cfg.lookupTime, "lookup-time", 500*time.Millisecond, "a W6 run stops after this, once it has 1,000 lookups")
 	flag.StringVar(&rssList, "rss", "1000000,10000000", "row counts at which W1's peak RSS is measured (those above -rows are skipped; -rows itself always is)")
-	flag.StringVar(&only, "only", "", "comma-separated workloads to run (W1,...,W9,RSS); default all")
+	flag.StringVar(&only, "only", "", "comma-separated workloads to run (W1,...,W9,RSS,J1,J2,J3,J1MEM); default all")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.StringVar(&childDrv, "child-driver", "", "internal: run W1 once on this driver and exit (peak RSS measurement)")
 	flag.StringVar(&childDSN, "child-dsn", "", "internal: the DSN of -child-driver")
@@ -77,8 +81,11 @@ func main() {
 		}
 		return
 	}
-	if cfg.rows < 1000 || cfg.runs < 1 || cfg.lookups < 1 || cfg.insertRows < 1 || cfg.arrowRows < 1 {
-		log.Fatal("-rows must be at least 1000; -runs, -lookups, -insert-rows and -arrow-rows at least 1")
+	if cfg.joinRows != 0 && cfg.joinRows < 1000 {
+		log.Fatal("-join-rows must be at least 1000 (or 0: -rows)")
+	}
+	if cfg.rows < 1000 || cfg.runs < 1 || cfg.lookups < 1 || cfg.joinKeys < 1 || cfg.insertRows < 1 || cfg.arrowRows < 1 {
+		log.Fatal("-rows must be at least 1000; -runs, -lookups, -join-keys, -insert-rows and -arrow-rows at least 1")
 	}
 	for _, f := range strings.Split(rssList, ",") {
 		if f = strings.TrimSpace(f); f == "" {

@@ -90,7 +90,7 @@ func (h *harness) report(w io.Writer) {
 	for _, r := range h.results {
 		fmt.Fprintf(w, "%-7s %s\n", r.id, r.title)
 	}
-	fmt.Fprintln(w, "\nbars (issue 8), from this run's medians:")
+	fmt.Fprintln(w, "\nbars (issues 8 and 16), from this run's medians:")
 	for _, b := range h.bars() {
 		fmt.Fprintf(w, "  %-6s %-58s %s\n", b.status, b.name, b.detail)
 	}
@@ -108,7 +108,7 @@ func (h *harness) report(w io.Writer) {
 	}
 }
 
-// bar is one of issue 8's performance bars, judged on this run.
+// bar is one of the performance bars of issues 8 and 16, judged on this run.
 type bar struct {
 	name, status, detail string
 }
@@ -122,22 +122,8 @@ func (h *harness) bars() []bar {
 		return r.median(c)
 	}
 	var out []bar
-	// check adds a bar "a op limit*b" where a and b are medians.
 	check := func(name string, a, b float64, okA, okB bool, limit float64, atMost bool, what string) {
-		if !okA || !okB || b == 0 {
-			out = append(out, bar{name, "n/a", "a figure is missing"})
-			return
-		}
-		x := a / b
-		met := x <= limit
-		if !atMost {
-			met = x >= limit
-		}
-		status := "MISSED"
-		if met {
-			status = "met"
-		}
-		out = append(out, bar{name, status, fmt.Sprintf("%s = %.3g (bar %s %.3g)", what, x, map[bool]string{true: "<=", false: ">="}[atMost], limit)})
+		out = append(out, judge(name, a, b, okA, okB, limit, atMost, what))
 	}
 	w1, okW1 := get("W1", colFluss)
 	floor, okFloor := get("W1", colFloor)
@@ -171,7 +157,25 @@ func (h *harness) bars() []bar {
 	r1, okR1 := get("RSS@1000000", colFluss)
 	r10, okR10 := get("RSS@10000000", colFluss)
 	check("W1 peak RSS at 10M rows within 1.5x that at 1M", r10, r1, okR10, okR1, 1.5, true, "RSS 10M/1M")
-	return out
+	return append(out, h.joinBars(get)...)
+}
+
+// judge is the bar "a op limit*b" where a and b are medians: a/b at most
+// limit when atMost, else at least limit.
+func judge(name string, a, b float64, okA, okB bool, limit float64, atMost bool, what string) bar {
+	if !okA || !okB || b == 0 {
+		return bar{name, "n/a", "a figure is missing"}
+	}
+	x := a / b
+	met := x <= limit
+	if !atMost {
+		met = x >= limit
+	}
+	status := "MISSED"
+	if met {
+		status = "met"
+	}
+	return bar{name, status, fmt.Sprintf("%s = %.3g (bar %s %.3g)", what, x, map[bool]string{true: "<=", false: ">="}[atMost], limit)}
 }
 
 // write puts results.csv, bars.csv, machine.txt and ratios.png into dir.

@@ -13,6 +13,7 @@
 package difftest
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"math"
@@ -118,10 +119,17 @@ func mustExec(t *testing.T, db *sql.DB, q string) {
 	}
 }
 
+// querier is a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
 // run returns the rows of q with numbers as float64 (both engines agree
 // on the values, not always on int versus float), text as string.
-func run(db *sql.DB, q string) ([][]any, error) {
-	rs, err := db.Query(q)
+func run(db querier, q string) ([][]any, error) { return runCtx(context.Background(), db, q) }
+
+func runCtx(ctx context.Context, db querier, q string) ([][]any, error) {
+	rs, err := db.QueryContext(ctx, q)
 	if err != nil {
 		return nil, err
 	}
