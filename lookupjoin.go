@@ -18,9 +18,15 @@ import (
 func (r tableReader) Lookup(ctx context.Context, sp *sqlplan.SelectPlan, cols []int, keys [][]any) (exec.Operator, error) {
 	s := r.s
 	table := &sp.Table
-	lookup := s.engine().Lookup
+	// One prepared lookup for every key, decoding only the columns the
+	// query reads.
+	prepared, err := storage.NewKeyLookup(table, sp.Columns)
+	if err != nil {
+		return nil, err
+	}
+	lookup := s.engine().LookupKey
 	if v := s.conn.readView(); v != nil {
-		lookup = v.Lookup
+		lookup = v.LookupKey
 	}
 	var rows [][]any
 	key := make([]any, len(table.Schema.Columns))
@@ -38,8 +44,10 @@ tuples:
 			}
 			key[c] = v
 		}
-		row, found, err := lookup(ctx, table.Path, key)
-		if errors.Is(err, storage.ErrLookupInLake) {
+		row, found, err := lookup(ctx, prepared, key)
+		if errors.Is(err, storage.ErrLookupInLake) || errors.Is(err, storage.ErrTableChanged) {
+			// The lake holds the partition, or the table changed since
+			// the query was planned: a read of the table answers.
 			return s.openSelect(ctx, sp, nil)
 		}
 		if err != nil {
