@@ -454,7 +454,7 @@ var errTestingCrash = errors.New("testing: the commit was stopped as if the proc
 
 // applyLocked makes the commit's batches durable and visible: the intent
 // (when more than one batch), every batch and their fsync (the commit
-// point), the done record, the KV store, and only then the high
+// point), the KV store, the done record, and only then the high
 // watermarks. The caller holds every bucket's lock.
 func (e *Engine) applyLocked(label string, writes []*commitBucket, total int) error {
 	bws := make([]*bucketWrite, len(writes))
@@ -566,24 +566,31 @@ func (e *Engine) applyLocked(label string, writes []*commitBucket, total int) er
 	if crash(k, true) {
 		return errTestingCrash
 	}
-	if journaled {
-		if jerr := e.journal.done(id); jerr != nil && jerr.hard {
-			// The commit stands, but the journal's tail is unknown.
-			e.fail(label, jerr)
-		}
-	}
-
 	if err := e.applyKvLocked(writes); err != nil {
 		// The logs hold the commit durably; rolled back, it could still
-		// come back after a crash, so no more writes.
+		// come back after a crash, so no more writes. Its intent stays
+		// open, without a done record: Open would take a done record's
+		// end offsets for acknowledged and report the rolled-back logs
+		// as damaged, while an open intent is settled by what the logs
+		// hold.
 		var errs []error
 		for _, w := range bws {
 			if !w.t.mu.closed {
 				errs = append(errs, w.t.rollbackLocked(w.mark))
 			}
 		}
-		e.fail(label, errors.Join(append(errs, err)...))
+		cause := errors.Join(append(errs, err)...)
+		if journaled {
+			e.journal.abandon(cause)
+		}
+		e.fail(label, cause)
 		return fmt.Errorf("commit to %s: KV store: %w", label, err)
+	}
+	if journaled {
+		if jerr := e.journal.done(id); jerr != nil && jerr.hard {
+			// The commit stands, but the journal's tail is unknown.
+			e.fail(label, jerr)
+		}
 	}
 	for _, w := range writes {
 		w.t.hw.Store(w.t.mu.leo)

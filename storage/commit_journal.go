@@ -32,8 +32,11 @@ import (
 // them again before a reopen settles the intent).
 //
 // So a commit costs the intent's fsync plus the batches' fsyncs (done in
-// parallel). A done record, written without fsync after the commit
-// point, only spares a later Open the look at the logs. A commit of one
+// parallel). A done record, written without fsync once the commit is
+// also in the KV store, only spares a later Open the look at the logs;
+// Open takes its end offsets for acknowledged. A commit whose KV write
+// fails rolls its batches back and leaves its intent open (the engine
+// turns read-only), for the next Open to settle by the logs. A commit of one
 // batch needs no journal: a batch is whole or, as a torn tail, truncated
 // on Open.
 //
