@@ -26,7 +26,7 @@ func (s *Stmt) compoundRows(ctx context.Context, c *sqlplan.Compound, args []sql
 	if err != nil {
 		return nil, err
 	}
-	op, err := query.OpenCompound(ctx, tableReader{s}, cp, s.execOptions())
+	op, err := query.OpenCompound(ctx, s.reader(), cp, s.execOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -70,9 +70,9 @@ func (s *Stmt) explainCompound(ctx context.Context, c *sqlplan.Compound, args []
 // operation as EXPLAIN prints that SELECT alone.
 func (s *Stmt) explainSelectPlan(ctx context.Context, sp *sqlplan.SelectPlan) ([]string, error) {
 	if sp.Source != nil {
-		return s.explainTree(ctx, sp, nil)
+		return s.reader().ExplainTree(ctx, sp, nil)
 	}
-	return s.explainPlan(ctx, sp)
+	return s.reader().Explain(ctx, sp)
 }
 
 // analyzeCompound runs a set operation to its end and prints its plan
@@ -86,7 +86,7 @@ func (s *Stmt) analyzeCompound(ctx context.Context, c *sqlplan.Compound, args []
 	if err != nil {
 		return nil, err
 	}
-	op, err := query.OpenCompound(ctx, tableReader{s}, cp, s.execOptions())
+	op, err := query.OpenCompound(ctx, s.reader(), cp, s.execOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func (s *Stmt) openInsertQuery(ctx context.Context, plan *sqlplan.InsertPlan) (e
 		if err := s.checkTxRead(plan.Select); err != nil {
 			return nil, nil, err
 		}
-		op, err := s.openSelect(ctx, plan.Select, nil)
+		op, err := s.reader().Open(ctx, plan.Select)
 		return op, resultColumns(plan.Select), err
 	}
 	for _, sp := range plan.Compound.Selects() {
@@ -116,6 +116,6 @@ func (s *Stmt) openInsertQuery(ctx context.Context, plan *sqlplan.InsertPlan) (e
 			return nil, nil, err
 		}
 	}
-	op, err := query.OpenCompound(ctx, tableReader{s}, plan.Compound, s.execOptions())
+	op, err := query.OpenCompound(ctx, s.reader(), plan.Compound, s.execOptions())
 	return op, compoundColumns(plan.Compound), err
 }

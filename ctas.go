@@ -53,7 +53,7 @@ func (s *Stmt) createTableAs(ctx context.Context, st *sqlplan.CreateTableAs, arg
 	if _, err := metadata.NewTableInfo(desc, 1, 1, time.Now()); err != nil {
 		return result{}, fmt.Errorf("CREATE TABLE ... AS: %w", err)
 	}
-	op, err := s.openSelect(ctx, sp, nil)
+	op, err := s.reader().Open(ctx, sp)
 	if err != nil {
 		return result{}, err
 	}

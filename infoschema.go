@@ -10,13 +10,14 @@ import (
 
 	"github.com/flusslite/fluss/exec"
 	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/query"
 	"github.com/flusslite/fluss/sqlplan"
 	"github.com/flusslite/fluss/storage"
 )
 
 // infoSchemaDB is the read-only database that describes the catalog, as in
 // MySQL: ORMs (GORM's HasTable and ColumnTypes) and tools query it.
-const infoSchemaDB = "information_schema"
+const infoSchemaDB = query.InfoSchemaDB
 
 // infoSchemaTables are the columns of each information_schema table. The
 // names follow MySQL's, lower case; the extra columns of .columns are the
@@ -110,11 +111,6 @@ func (c sessionCatalog) TableInfo(ctx context.Context, path metadata.TablePath) 
 	return c.eng.TableInfo(ctx, path)
 }
 
-// isInfoSchema reports whether a bound SELECT reads information_schema.
-func isInfoSchema(sp *sqlplan.SelectPlan) bool {
-	return sp.From && sp.Table.Path.Database == infoSchemaDB
-}
-
 // openInfoSchema builds the operators of a SELECT on information_schema:
 // the whole table is built from the catalog in memory, then the query's
 // filter, aggregation, projection and ordering run over it as over any
@@ -134,7 +130,7 @@ func (s *Stmt) openInfoSchema(ctx context.Context, sp *sqlplan.SelectPlan) (exec
 	}
 	q := exec.QueryOf(sp)
 	q.Filter = sqlplan.Conjuncts(sp.Where)
-	op, err := exec.Build(&staticOp{rec: rec}, q, exec.NewLayout(len(all), all), s.execOptions())
+	op, err := exec.Build(query.NewStatic(rec), q, exec.NewLayout(len(all), all), s.execOptions())
 	if err != nil {
 		rec.Release()
 		return nil, err

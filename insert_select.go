@@ -69,7 +69,7 @@ func (s *Stmt) insertSelectRows(ctx context.Context, ins *sqlplan.Insert, args [
 // those rows, and its upserts could undo them.
 func (s *Stmt) checkTxRead(sp *sqlplan.SelectPlan) error {
 	tx := s.conn.tx
-	if tx == nil || tx.buf == nil || !sp.From || isInfoSchema(sp) {
+	if tx == nil || tx.buf == nil || !sp.From || query.IsInfoSchema(sp) {
 		return nil
 	}
 	if sp.Source != nil {
@@ -89,38 +89,6 @@ func (s *Stmt) checkTxRead(sp *sqlplan.SelectPlan) error {
 	}
 	return fmt.Errorf("INSERT ... SELECT reading %s after this transaction wrote to it: reads in a transaction see the snapshot taken at Begin, not its own writes, so the statement would miss them; commit first: %w",
 		src, metadata.ErrUnsupported)
-}
-
-// openSelect builds the operators of any bound SELECT the engine answers:
-// one without FROM, one on information_schema, a point lookup or a scan,
-// the last two at the transaction's view inside one. onLookup, when not
-// nil, runs when the plan is a point lookup.
-func (s *Stmt) openSelect(ctx context.Context, sp *sqlplan.SelectPlan, onLookup func()) (exec.Operator, error) {
-	switch {
-	case sp.Source != nil:
-		return query.Open(ctx, tableReader{s}, sp, s.execOptions())
-	case !sp.From:
-		return s.openNoFrom(sp)
-	case isInfoSchema(sp):
-		return s.openInfoSchema(ctx, sp)
-	}
-	p, err := s.planScan(ctx, sp)
-	if err != nil {
-		return nil, err
-	}
-	p.close()
-	if p.lookup != nil && onLookup != nil {
-		onLookup()
-	}
-	return s.open(ctx, p, exec.QueryOf(sp))
-}
-
-// tableReader opens the single-table reads of a query over a FROM tree
-// through the driver's own path.
-type tableReader struct{ s *Stmt }
-
-func (r tableReader) Open(ctx context.Context, sp *sqlplan.SelectPlan) (exec.Operator, error) {
-	return r.s.openSelect(ctx, sp, nil)
 }
 
 // rowBudget charges the rows a statement holds to memory.limit: an

@@ -24,7 +24,7 @@ var allowedImports = map[string][]string{
 	"sqlplan":   {"metadata"},
 	"pushdown":  {"sqlplan", "predicate", "metadata"},
 	"exec":      {"sqlplan", "metadata"},
-	"query":     {"exec", "sqlplan", "metadata"},
+	"query":     {"exec", "sqlplan", "lakeunion", "planner", "pushdown", "storage", "lake", "predicate", "metadata"},
 	"planner":   {"predicate", "metadata"},
 	"lakeunion": {"planner", "storage", "lake", "predicate", "metadata"},
 	"tiering":   {"storage", "lake", "metadata"},

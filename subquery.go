@@ -15,9 +15,10 @@ import (
 
 // subqueryRunner runs the subqueries of a statement's query for exec: the
 // inner query of each, bound with the outer row's values for a correlated
-// one, is read through the read path of any SELECT (openSelect), so it is
-// planned as a SELECT written with those values would be (point lookups,
-// pushdown, partition pruning) and, inside a transaction, reads its view.
+// one, is read through the read path of any SELECT (query.Session.Open),
+// so it is planned as a SELECT written with those values would be (point
+// lookups, pushdown, partition pruning) and, inside a transaction, reads
+// its view.
 // exec caches the results; the rows a run holds count against
 // memory.limit while it reads them.
 type subqueryRunner struct{ s *Stmt }
@@ -30,7 +31,7 @@ func (r subqueryRunner) RunSubquery(ctx context.Context, sub *sqlplan.Subquery, 
 	if err != nil {
 		return nil, err
 	}
-	op, err := s.openSelect(ctx, sp, nil)
+	op, err := s.reader().Open(ctx, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +82,7 @@ func (s *Stmt) explainSubqueries(ctx context.Context, sp *sqlplan.SelectPlan, li
 		if sub.Plan.Source != nil {
 			inner, err = s.explainTreeOf(ctx, sub.Plan)
 		} else {
-			inner, err = s.explainPlan(ctx, sub.Plan)
+			inner, err = s.reader().Explain(ctx, sub.Plan)
 		}
 		if err != nil {
 			return nil, err
@@ -99,14 +100,14 @@ func (s *Stmt) explainSubqueries(ctx context.Context, sp *sqlplan.SelectPlan, li
 // explainTreeOf is the plan of a query over a FROM tree, as EXPLAIN
 // prints it.
 func (s *Stmt) explainTreeOf(ctx context.Context, sp *sqlplan.SelectPlan) ([]string, error) {
-	op, a, err := query.OpenAnalyzed(ctx, tableReader{s}, sp, s.execOptions())
+	op, a, err := query.OpenAnalyzed(ctx, s.reader(), sp, s.execOptions())
 	if err != nil {
 		return nil, err
 	}
 	if err := op.Close(); err != nil {
 		return nil, err
 	}
-	return s.explainTree(ctx, sp, a.Note)
+	return s.reader().ExplainTree(ctx, sp, a.Note)
 }
 
 // subqueriesOf lists the subqueries of a plan's expressions, those pushed

@@ -4,7 +4,8 @@
 // behind Reader), joins run as hash joins (a nested loop when the
 // condition has no equality), and the clauses above the FROM tree run
 // through exec.Build as they do over one table. Set operations
-// (OpenCompound) run each SELECT so, then exec.SetOp over them.
+// (OpenCompound) run each SELECT so, then exec.SetOp over them. Session
+// is the single-table path itself, the Reader a statement runs with.
 package query
 
 import (
@@ -17,7 +18,7 @@ import (
 )
 
 // Reader opens a bound query of one table, of no table or of
-// information_schema: the driver's single-table path, at the
+// information_schema: the single-table path (Session), at the
 // transaction's read view inside one. Its records hold the plan's
 // Output columns first.
 type Reader interface {

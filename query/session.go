@@ -1,0 +1,701 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flusslite/fluss/exec"
+	"github.com/flusslite/fluss/lake"
+	"github.com/flusslite/fluss/lakeunion"
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/planner"
+	"github.com/flusslite/fluss/pushdown"
+	"github.com/flusslite/fluss/sqlplan"
+	"github.com/flusslite/fluss/storage"
+)
+
+// InfoSchemaDB is the read-only database that describes the catalog.
+const InfoSchemaDB = "information_schema"
+
+// IsInfoSchema reports whether a bound SELECT reads information_schema.
+func IsInfoSchema(sp *sqlplan.SelectPlan) bool {
+	return sp.From && sp.Table.Path.Database == InfoSchemaDB
+}
+
+// Session is the single-table read of one statement: a point lookup or
+// a scan of the table's planned splits, a SELECT without FROM, and their
+// EXPLAIN and EXPLAIN ANALYZE. It is the Reader of the queries over a
+// FROM tree and of set operations the statement runs.
+type Session struct {
+	Engine *storage.Engine
+	Lake   *lake.Lake
+	// View is the transaction's read view; nil outside one. Every lookup
+	// and every planned scan reads at it.
+	View *storage.ReadView
+	// Exec are the options of the operators above the read.
+	Exec exec.Options
+	// MaxRecordsPerSplit cuts log-only ranges longer than this (a query's
+	// hint wins); 0: never.
+	MaxRecordsPerSplit int64
+	// Threads bounds the split readers of one scan.
+	Threads int
+	// InfoSchema opens a query of information_schema, which is answered
+	// from the catalog the caller holds; nil refuses one.
+	InfoSchema func(ctx context.Context, sp *sqlplan.SelectPlan) (exec.Operator, error)
+}
+
+var _ Reader = (*Session)(nil)
+
+// scanPlan is a bound, planned SELECT: everything needed to read it. It
+// is either a point lookup (lookup non-nil) or a scan of splits.
+type scanPlan struct {
+	sel *sqlplan.SelectPlan
+	// lookup is the key row of a point lookup; residual are the WHERE
+	// conjuncts the key does not answer.
+	lookup   []any
+	residual []sqlplan.Expr
+	spec     planner.ScanSpec
+	pd       pushdown.Result
+	planner  planner.SplitPlanner
+	splits   []planner.Split
+	// pins keep the planned KV snapshots until the read is done.
+	pins []func()
+}
+
+// Open builds the operators of any bound SELECT: over a FROM tree, one
+// without FROM, one on information_schema, a point lookup or a scan.
+func (s *Session) Open(ctx context.Context, sp *sqlplan.SelectPlan) (exec.Operator, error) {
+	return s.OpenSelect(ctx, sp, nil)
+}
+
+// OpenSelect is Open; onLookup, when not nil, runs when the plan is a
+// point lookup.
+func (s *Session) OpenSelect(ctx context.Context, sp *sqlplan.SelectPlan, onLookup func()) (exec.Operator, error) {
+	switch {
+	case sp.Source != nil:
+		return Open(ctx, s, sp, s.Exec)
+	case !sp.From:
+		return s.openNoFrom(sp)
+	case IsInfoSchema(sp):
+		if s.InfoSchema == nil {
+			return nil, fmt.Errorf("%s is answered from the catalog, which this read has not: %w", sp.Table.Path, metadata.ErrUnsupported)
+		}
+		return s.InfoSchema(ctx, sp)
+	}
+	p, err := s.planScan(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	p.close()
+	if p.lookup != nil && onLookup != nil {
+		onLookup()
+	}
+	return s.open(ctx, p, exec.QueryOf(sp))
+}
+
+// OpenExprs runs a bound SELECT of one table and yields the values of
+// exprs (as columns c0, c1, ...) for every row it reads: the read half of
+// UPDATE and DELETE.
+func (s *Session) OpenExprs(ctx context.Context, sp *sqlplan.SelectPlan, exprs []sqlplan.Expr) (exec.Operator, error) {
+	p, err := s.planScan(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	p.close()
+	q := exec.Query{Output: exprs, Limit: sp.Limit, Offset: sp.Offset}
+	for i := range exprs {
+		q.Names = append(q.Names, fmt.Sprintf("c%d", i))
+	}
+	return s.open(ctx, p, q)
+}
+
+// keepsEveryRow reports whether everything above the scan passes each row
+// it reads on, in order, until the limit: no post-scan filter, aggregate,
+// DISTINCT or ORDER BY. Only then may the scan itself stop at the limit.
+func keepsEveryRow(sp *sqlplan.SelectPlan, post []sqlplan.Expr) bool {
+	if len(post) > 0 || sp.Distinct || len(sp.OrderBy) > 0 {
+		return false
+	}
+	q := exec.QueryOf(sp)
+	return !q.Aggregated()
+}
+
+// planScan plans a bound SELECT: a point lookup when the WHERE pins the
+// whole primary key, else the planner of the table's kind.
+func (s *Session) planScan(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPlan, error) {
+	if !sp.From || sp.Source != nil {
+		return nil, fmt.Errorf("planScan of a query that is not a read of one table: %w", metadata.ErrUnsupported)
+	}
+	if IsInfoSchema(sp) {
+		return nil, fmt.Errorf("%s is answered from the catalog, not planned as a scan: %w", sp.Table.Path, metadata.ErrUnsupported)
+	}
+	if sp.Virtual == "" && sp.Table.HasPrimaryKey() {
+		if key, residual, ok := sqlplan.PointLookup(sp); ok {
+			return &scanPlan{sel: sp, lookup: key, residual: residual}, nil
+		}
+	}
+	return s.planSplits(ctx, sp)
+}
+
+// planSplits plans a bound SELECT as a scan of splits by the planner of
+// the table's kind; a point lookup whose partition is only in the lake
+// comes here too.
+func (s *Session) planSplits(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPlan, error) {
+	base := &sp.Table
+	if sp.Virtual != "" {
+		base = &sp.Base
+	}
+	var lakeOpts []planner.Option
+	if v := s.View; v != nil {
+		// In a transaction every scan plans at its read view.
+		lakeOpts = append(lakeOpts, planner.WithReadView(v))
+	}
+	var lakeFilter pushdown.LakeFilter
+	if base.Config.DatalakeEnabled {
+		src := s.Lake.Source(base)
+		lakeOpts = append(lakeOpts, planner.WithLake(src))
+		lakeFilter = src.WithFilters
+	}
+	pd := pushdown.SplitWithLake(&sp.Table, sp.Where, lakeFilter)
+	// Splitting a huge WHERE takes a while; a statement past its deadline
+	// stops here rather than plan splits it will not read.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	spec := planner.ScanSpec{
+		Table:           sp.Table.Path,
+		Projection:      sp.Columns,
+		PartitionFilter: pd.PartitionFilter,
+		PushedPredicate: pd.Pushed,
+		Limit:           -1,
+		Options:         s.scanOptions(sp.Hints),
+	}
+	if sp.Limit >= 0 && keepsEveryRow(sp, pd.PostFilter) {
+		spec.Limit = sp.Limit + sp.Offset
+	}
+	var (
+		p   planner.SplitPlanner
+		err error
+	)
+	if sp.Virtual == sqlplan.VirtualLake {
+		lakeOpts = append(lakeOpts, planner.WithLakeOnly())
+	}
+	switch {
+	case sp.Virtual == sqlplan.VirtualChangelog:
+		var opts []planner.Option
+		if v := s.View; v != nil {
+			opts = append(opts, planner.WithReadView(v))
+		}
+		p, err = planner.NewChangelogPlanner(ctx, s.Engine, sp.Base, spec, opts...)
+	case base.HasPrimaryKey():
+		p, err = planner.NewUpsertPlanner(ctx, s.Engine, *base, spec, lakeOpts...)
+	default:
+		p, err = planner.NewAppendPlanner(ctx, s.Engine, *base, spec, lakeOpts...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	plan := &scanPlan{sel: sp, spec: spec, pd: pd, planner: p}
+	// A snapshot taken between planning and pinning may have removed a
+	// planned one; planning again sees the newer snapshot.
+	for attempt := 0; ; attempt++ {
+		if plan.splits, err = p.Plan(ctx); err == nil {
+			if err = s.pinSnapshots(plan); err == nil || attempt == 2 || !errors.Is(err, metadata.ErrNotFound) {
+				break
+			}
+		} else {
+			break
+		}
+	}
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	return plan, nil
+}
+
+// pinSnapshots pins every KV snapshot the splits read.
+func (s *Session) pinSnapshots(p *scanPlan) error {
+	for _, sp := range p.splits {
+		kv, ok := sp.(*planner.KvLogSplit)
+		if !ok || !kv.HasSnapshot() {
+			continue
+		}
+		release, err := s.Engine.PinKvSnapshot(kv.TableBucket, kv.SnapshotID)
+		if err != nil {
+			p.unpin()
+			return err
+		}
+		p.pins = append(p.pins, release)
+	}
+	return nil
+}
+
+// close releases the planner of a plan; its pins stay until unpin.
+func (p *scanPlan) close() {
+	if p.planner != nil {
+		p.planner.Close()
+	}
+}
+
+// unpin releases the plan's KV snapshots.
+func (p *scanPlan) unpin() {
+	for _, release := range p.pins {
+		release()
+	}
+	p.pins = nil
+}
+
+// unpinOnClose releases a plan's snapshots when the operator closes.
+type unpinOnClose struct {
+	exec.Operator
+	plan *scanPlan
+}
+
+// EstimatedRows bounds the rows the read yields before its filters: a
+// point lookup at most one, a scan what its splits hold (see
+// planner.EstimateRows). A join holds the smaller side by it.
+func (u *unpinOnClose) EstimatedRows() int64 {
+	if u.plan.lookup != nil {
+		return 1
+	}
+	return planner.EstimateRows(u.plan.splits)
+}
+
+func (u *unpinOnClose) Close() error {
+	err := u.Operator.Close()
+	u.plan.unpin()
+	return err
+}
+
+// scanOptions merges the DSN's scan options with the query's hints; a
+// hint wins.
+func (s *Session) scanOptions(hints map[string]string) map[string]string {
+	opts := map[string]string{}
+	if n := s.MaxRecordsPerSplit; n > 0 {
+		opts[planner.OptMaxRecordsPerSplit] = fmt.Sprint(n)
+	}
+	for k, v := range hints {
+		opts[k] = v
+	}
+	return opts
+}
+
+// Explain prints the plan of a query of one table, or of none.
+func (s *Session) Explain(ctx context.Context, sp *sqlplan.SelectPlan) ([]string, error) {
+	if !sp.From {
+		return []string{"Values: 1 row (no FROM)"}, nil
+	}
+	if IsInfoSchema(sp) {
+		return []string{fmt.Sprintf("InformationSchema: [%s]", sp.Table.Path)}, nil
+	}
+	p, err := s.planScan(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+	defer p.unpin()
+	if p.lookup != nil {
+		return explainLookup(p), nil
+	}
+	post := make([]string, len(p.pd.PostFilter))
+	for i, e := range p.pd.PostFilter {
+		post[i] = e.String()
+	}
+	return planner.Explain(p.sel.Table, p.spec, p.planner, p.splits, post), nil
+}
+
+// explainLookup describes a point lookup: the key it reads from the live
+// KV state and what is left to filter.
+func explainLookup(p *scanPlan) []string {
+	t := &p.sel.Table
+	var key []string
+	for _, i := range t.PrimaryKeyIndexes() {
+		c := t.Schema.Columns[i]
+		key = append(key, metadata.QuoteIdent(c.Name)+" = "+metadata.FormatLiteral(c.Type, p.lookup[i]))
+	}
+	lines := []string{
+		fmt.Sprintf("FlussLookup: [%s], Type: [Upsert] [Key: %s]", t.Path, strings.Join(key, ", ")),
+		"Branch: point-lookup",
+	}
+	if len(p.residual) > 0 {
+		post := make([]string, len(p.residual))
+		for i, e := range p.residual {
+			post[i] = e.String()
+		}
+		lines = append(lines, "PostFilter: "+strings.Join(post, " AND "))
+	}
+	return lines
+}
+
+// open builds the operator chain of a plan: the scan (or lookup), then
+// exec.Build's post-scan filter, aggregation, HAVING, outputs, DISTINCT,
+// ORDER BY, OFFSET and LIMIT. q is the query above the scan; its Filter is
+// set here from what pushdown left.
+func (s *Session) open(ctx context.Context, p *scanPlan, q exec.Query) (exec.Operator, error) {
+	sp := p.sel
+	table := &sp.Table
+	var (
+		op     exec.Operator
+		layout exec.Layout
+	)
+	if p.lookup != nil {
+		lookup := s.Engine.Lookup
+		if v := s.View; v != nil {
+			// In a transaction the key is read in its view.
+			lookup = v.Lookup
+		}
+		row, found, err := lookup(ctx, table.Path, p.lookup)
+		if errors.Is(err, storage.ErrLookupInLake) {
+			// The partition was dropped after it was tiered: the lake
+			// still answers for it, as a scan of it does.
+			np, err := s.planSplits(ctx, sp)
+			if err != nil {
+				return nil, err
+			}
+			np.close()
+			*p = *np
+			return s.open(ctx, p, q)
+		}
+		if err != nil {
+			p.unpin()
+			return nil, err
+		}
+		var rows [][]any
+		if found {
+			rows = [][]any{row}
+		}
+		all := make([]int, len(table.Schema.Columns))
+		for i := range all {
+			all[i] = i
+		}
+		rec, err := BuildRecord(table.Schema.Columns, rows)
+		if err != nil {
+			p.unpin()
+			return nil, err
+		}
+		op = NewStatic(rec)
+		layout = exec.NewLayout(len(all), all)
+		q.Filter = p.residual
+	} else {
+		scan := s.newScan(p)
+		op = exec.Scan(scan)
+		layout = exec.NewLayout(len(table.Schema.Columns), sp.Columns)
+		q.Filter = p.pd.PostFilter
+	}
+	out, err := exec.Build(op, q, layout, s.Exec)
+	if err != nil {
+		op.Close()
+		p.unpin()
+		return nil, err
+	}
+	return &unpinOnClose{Operator: out, plan: p}, nil
+}
+
+// newScan builds the split scan of a planned SELECT: its projection,
+// pushed predicate, workers and, when nothing above the scan drops or
+// reorders rows, its limit.
+func (s *Session) newScan(p *scanPlan) *lakeunion.Scan {
+	sp := p.sel
+	opts := lakeunion.Options{
+		Projection: sp.Columns,
+		Filter:     p.pd.Pushed,
+		Threads:    s.Threads,
+		Limit:      -1,
+	}
+	if sp.Limit >= 0 && keepsEveryRow(sp, p.pd.PostFilter) {
+		opts.Limit = sp.Limit + sp.Offset
+	}
+	read := &sp.Table
+	switch sp.Virtual {
+	case sqlplan.VirtualChangelog:
+		// The changelog scan reads the base table and prepends the
+		// system columns; the projection is in the virtual schema.
+		opts.Changelog = true
+		read = &sp.Base
+	case sqlplan.VirtualLake:
+		read = &sp.Base
+	}
+	return lakeunion.NewSourceScan(lakeunion.EngineSource(s.Engine, s.Lake), read, p.splits, opts)
+}
+
+// Analyze answers EXPLAIN ANALYZE of a bound SELECT: it plans it, reads
+// it to its end as the query would, and prints the plan with, under each
+// split, what reading it took:
+//
+//	Split: log partition=- bucket=0 log=0..5000
+//	  read: batches=3 skipped=47 row_groups=0/0 rows=300
+//	Read: splits=1/1 batches=3 skipped=47 row_groups=0/0 rows=300 result_rows=12
+//
+// batches counts the record batches decoded (log batches, KV snapshot
+// chunks) and skipped those the pushed predicate's statistics ruled out
+// without reading their rows; row_groups are the lake's Parquet row groups
+// decoded over those considered; rows are the rows the split yielded to
+// the scan. The last line sums the splits (splits opened of planned) and
+// counts the rows left after the post-scan filter, offset and limit.
+//
+// The query runs as SELECT runs it (the same scan options and operators
+// above the scan), but its result rows are counted, not returned. A query
+// over a FROM tree prints its tree (AnalyzeTree).
+func (s *Session) Analyze(ctx context.Context, sp *sqlplan.SelectPlan) ([]string, error) {
+	if sp.Source != nil {
+		return s.AnalyzeTree(ctx, sp)
+	}
+	p, err := s.planScan(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+	defer p.unpin()
+	if p.lookup != nil {
+		// A point lookup reads one key from the live KV state: no split,
+		// nothing to count.
+		return append(explainLookup(p), "Read: point lookup"), nil
+	}
+	post := make([]string, len(p.pd.PostFilter))
+	for i, e := range p.pd.PostFilter {
+		post[i] = e.String()
+	}
+	lines := planner.Explain(p.sel.Table, p.spec, p.planner, p.splits, post)
+	scan, out, err := s.analyzeScan(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return analyzeLines(lines, scan.Stats(), out), nil
+}
+
+// analyzeTree runs a query over a FROM tree to its end and prints its
+// plan tree with the rows each node yielded and the time spent in it
+
+// AnalyzeTree runs a query over a FROM tree to its end and prints its
+// plan tree with the rows each node yielded and the time spent in it
+// (its inputs included). Each table's lines are its plan as EXPLAIN
+// prints it.
+func (s *Session) AnalyzeTree(ctx context.Context, sp *sqlplan.SelectPlan) ([]string, error) {
+	op, a, err := OpenAnalyzed(ctx, s, sp, s.Exec)
+	if err != nil {
+		return nil, err
+	}
+	_, err = exec.Drain(ctx, op)
+	if cerr := op.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	a.Ran()
+	return s.ExplainTree(ctx, sp, a.Note)
+}
+
+// ExplainTree prints a query over a FROM tree as a tree, each table's
+// read as EXPLAIN prints a query of that table; note adds figures.
+func (s *Session) ExplainTree(ctx context.Context, sp *sqlplan.SelectPlan, note func(sqlplan.Relation) string) ([]string, error) {
+	var lerr error
+	lines := sqlplan.FormatTreeNotes(sp, func(leaf *sqlplan.SelectPlan) []string {
+		ls, err := s.Explain(ctx, leaf)
+		if err != nil && lerr == nil {
+			lerr = err
+		}
+		return ls
+	}, note)
+	return lines, lerr
+}
+
+// analyzeScan runs a planned scan to its end, built as the query's own
+// operator chain is (Session.open): the same scan options, then exec.Build's
+// post-scan filter, aggregation, ordering, offset and limit. It returns
+// the scan, for its statistics, and the number of result rows.
+func (s *Session) analyzeScan(ctx context.Context, p *scanPlan) (*lakeunion.Scan, int64, error) {
+	sp := p.sel
+	table := &sp.Table
+	scan := s.newScan(p)
+	q := exec.QueryOf(sp)
+	q.Filter = p.pd.PostFilter
+	op, err := exec.Build(exec.Scan(scan), q, exec.NewLayout(len(table.Schema.Columns), sp.Columns), s.Exec)
+	if err != nil {
+		scan.Close()
+		return nil, 0, err
+	}
+	var rows int64
+	for {
+		b, err := op.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			op.Close()
+			return nil, 0, err
+		}
+		rows += int64(b.NumRows())
+	}
+	if err := op.Close(); err != nil {
+		return nil, 0, err
+	}
+	return scan, rows, nil
+}
+
+// analyzeLines puts a read line under each split line of an EXPLAIN (the
+// splits are printed in the order the scan read them) and a total at the
+// end.
+func analyzeLines(plan []string, stats []lakeunion.SplitStats, resultRows int64) []string {
+	out := make([]string, 0, len(plan)+len(stats)+1)
+	var total lakeunion.SplitStats
+	opened, next := 0, 0
+	for _, l := range plan {
+		out = append(out, l)
+		if !strings.HasPrefix(l, "Split: ") || next >= len(stats) {
+			continue
+		}
+		st := stats[next]
+		next++
+		if !st.Opened {
+			out = append(out, "  read: not opened")
+			continue
+		}
+		opened++
+		total.Batches += st.Batches
+		total.BatchesSkipped += st.BatchesSkipped
+		total.RowGroups += st.RowGroups
+		total.RowGroupsSkipped += st.RowGroupsSkipped
+		total.Rows += st.Rows
+		out = append(out, "  read: "+readCounts(st))
+	}
+	return append(out, fmt.Sprintf("Read: splits=%d/%d %s result_rows=%d", opened, len(stats), readCounts(total), resultRows))
+}
+
+func readCounts(st lakeunion.SplitStats) string {
+	return fmt.Sprintf("batches=%d skipped=%d row_groups=%d/%d rows=%d",
+		st.Batches, st.BatchesSkipped, st.RowGroups, st.RowGroups+st.RowGroupsSkipped, st.Rows)
+}
+
+// Lookup reads the rows of sp's primary-key table whose key columns cols
+// hold one of keys, from the live KV state or the transaction's read
+// view, and runs sp's WHERE and outputs over them as a read of the table
+// would: the held side of a lookup join. A key in a partition that only
+// the lake still holds makes it read the table through its planner
+// instead, which the join's keys then filter.
+func (s *Session) Lookup(ctx context.Context, sp *sqlplan.SelectPlan, cols []int, keys [][]any) (exec.Operator, error) {
+	table := &sp.Table
+	// One prepared lookup for every key, decoding only the columns the
+	// query reads.
+	prepared, err := storage.NewKeyLookup(table, sp.Columns)
+	if err != nil {
+		return nil, err
+	}
+	lookup := s.Engine.LookupKey
+	if v := s.View; v != nil {
+		lookup = v.LookupKey
+	}
+	var rows [][]any
+	key := make([]any, len(table.Schema.Columns))
+tuples:
+	for i, tuple := range keys {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		for k, c := range cols {
+			v, ok := exec.KeyValue(table.Schema.Columns[c].Type, tuple[k])
+			if !ok {
+				continue tuples
+			}
+			key[c] = v
+		}
+		row, found, err := lookup(ctx, prepared, key)
+		if errors.Is(err, storage.ErrLookupInLake) || errors.Is(err, storage.ErrTableChanged) {
+			// The lake holds the partition, or the table changed since
+			// the query was planned: a read of the table answers.
+			return s.Open(ctx, sp)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			rows = append(rows, row)
+		}
+	}
+	rec, err := BuildRecord(table.Schema.Columns, rows)
+	if err != nil {
+		return nil, err
+	}
+	all := make([]int, len(table.Schema.Columns))
+	for i := range all {
+		all[i] = i
+	}
+	q := exec.QueryOf(sp)
+	q.Filter = sqlplan.Conjuncts(sp.Where)
+	op, err := exec.Build(NewStatic(rec), q, exec.NewLayout(len(all), all), s.Exec)
+	if err != nil {
+		rec.Release()
+		return nil, err
+	}
+	return op, nil
+}
+
+// openNoFrom builds the operators of a SELECT without FROM (SELECT 1,
+// SELECT VERSION()): the query above a single row that has no columns.
+func (s *Session) openNoFrom(sp *sqlplan.SelectPlan) (exec.Operator, error) {
+	one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
+	q := exec.QueryOf(sp)
+	q.Filter = sqlplan.Conjuncts(sp.Where)
+	op, err := exec.Build(NewStatic(one), q, nil, s.Exec)
+	if err != nil {
+		one.Release()
+		return nil, err
+	}
+	return op, nil
+}
+
+// BuildRecord builds one record batch of rows, in canonical form, with
+// cols' names, types and nullability.
+func BuildRecord(cols []metadata.Column, rows [][]any) (arrow.RecordBatch, error) {
+	mcols := make([]metadata.Column, len(cols))
+	for i, c := range cols {
+		mcols[i] = metadata.Column{Name: c.Name, Type: c.Type, NotNull: c.NotNull}
+	}
+	schema := metadata.ArrowSchema(mcols)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for _, row := range rows {
+		for i, v := range row {
+			if err := metadata.AppendValue(b.Field(i), cols[i].Type, v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return b.NewRecordBatch(), nil
+}
+
+// NewStatic is an operator that yields rec, a record built in memory,
+// and releases it when closed.
+func NewStatic(rec arrow.RecordBatch) exec.Operator { return &staticOp{rec: rec} }
+
+// staticOp yields one prepared record batch.
+type staticOp struct {
+	rec  arrow.RecordBatch
+	done bool
+}
+
+func (o *staticOp) Next(context.Context) (exec.Batch, error) {
+	if o.done || o.rec == nil {
+		return exec.Batch{}, io.EOF
+	}
+	o.done = true
+	return exec.Batch{Rec: o.rec}, nil
+}
+
+func (o *staticOp) Close() error {
+	if o.rec != nil {
+		o.rec.Release()
+		o.rec = nil
+	}
+	return nil
+}
