@@ -9,28 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/sqlplan"
 )
-
-// SetOpKind is UNION, INTERSECT or EXCEPT.
-type SetOpKind uint8
-
-const (
-	SetUnion SetOpKind = iota + 1
-	SetIntersect
-	SetExcept
-)
-
-func (k SetOpKind) String() string {
-	switch k {
-	case SetUnion:
-		return "UNION"
-	case SetIntersect:
-		return "INTERSECT"
-	case SetExcept:
-		return "EXCEPT"
-	}
-	return fmt.Sprintf("SetOpKind(%d)", uint8(k))
-}
 
 // SetOp combines the rows of left and right, which both have len(types)
 // columns of exactly those types. Rows compare as SQL's set operations
@@ -47,7 +27,7 @@ func (k SetOpKind) String() string {
 // The rows it remembers count against opts.MemoryLimit. Batches are
 // passed on with a selection, not copied. Not safe for concurrent use;
 // Close closes both inputs.
-func SetOp(left, right Operator, kind SetOpKind, all bool, types []metadata.DataType, opts Options) Operator {
+func SetOp(left, right Operator, kind sqlplan.SetOpKind, all bool, types []metadata.DataType, opts Options) Operator {
 	opts = opts.withDefaults()
 	s := &setOp{left: left, right: right, kind: kind, all: all, types: outputTypes(types),
 		budget: memBudget{limit: opts.MemoryLimit}, nullID: -1}
@@ -61,7 +41,7 @@ func SetOp(left, right Operator, kind SetOpKind, all bool, types []metadata.Data
 
 type setOp struct {
 	left, right Operator
-	kind        SetOpKind
+	kind        sqlplan.SetOpKind
 	all         bool
 	types       []metadata.DataType
 	budget      memBudget
@@ -89,11 +69,11 @@ type setOp struct {
 
 func (s *setOp) Next(ctx context.Context) (Batch, error) {
 	switch s.kind {
-	case SetUnion, SetIntersect, SetExcept:
+	case sqlplan.SetUnion, sqlplan.SetIntersect, sqlplan.SetExcept:
 	default:
 		return Batch{}, fmt.Errorf("set operation %d: %w", s.kind, metadata.ErrInvalidValue)
 	}
-	if s.kind != SetUnion && !s.rightRead {
+	if s.kind != sqlplan.SetUnion && !s.rightRead {
 		if err := s.readRight(ctx); err != nil {
 			return Batch{}, err
 		}
@@ -105,7 +85,7 @@ func (s *setOp) Next(ctx context.Context) (Batch, error) {
 		}
 		in, side := s.left, "left"
 		if s.leftDone {
-			if s.kind != SetUnion || s.rightDone {
+			if s.kind != sqlplan.SetUnion || s.rightDone {
 				return Batch{}, io.EOF
 			}
 			in, side = s.right, "right"
@@ -128,7 +108,7 @@ func (s *setOp) Next(ctx context.Context) (Batch, error) {
 		if err := checkRecord(b.Rec, s.types, fmt.Sprintf("%s %s input", s.kind, side)); err != nil {
 			return Batch{}, err
 		}
-		if s.kind == SetUnion && s.all {
+		if s.kind == sqlplan.SetUnion && s.all {
 			return b, nil
 		}
 		s.sel = s.sel[:0]
@@ -190,10 +170,10 @@ func (s *setOp) readRight(ctx context.Context) error {
 // yielded.
 func (s *setOp) keep(rec arrow.RecordBatch, r int) bool {
 	switch s.kind {
-	case SetUnion:
+	case sqlplan.SetUnion:
 		_, fresh := s.id(rec, r, true)
 		return fresh
-	case SetIntersect:
+	case sqlplan.SetIntersect:
 		id, ok := s.id(rec, r, false)
 		if !ok || s.count[id] == 0 {
 			return false
@@ -204,7 +184,7 @@ func (s *setOp) keep(rec arrow.RecordBatch, r int) bool {
 		}
 		s.count[id] = 0 // yielded once: no further copy qualifies
 		return true
-	default: // SetExcept
+	default: // sqlplan.SetExcept
 		id, ok := s.id(rec, r, !s.all)
 		if s.all {
 			if ok && s.count[id] > 0 {

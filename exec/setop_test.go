@@ -10,9 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/sqlplan"
 )
 
-func runSetOp(t *testing.T, kind SetOpKind, all bool, types []metadata.DataType, left, right [][]any, per int, hide bool) []string {
+func runSetOp(t *testing.T, kind sqlplan.SetOpKind, all bool, types []metadata.DataType, left, right [][]any, per int, hide bool) []string {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -36,7 +37,7 @@ func runSetOp(t *testing.T, kind SetOpKind, all bool, types []metadata.DataType,
 
 // naiveSetOp is the set operation by its definition, in the order the
 // operator promises.
-func naiveSetOp(kind SetOpKind, all bool, left, right [][]any) []string {
+func naiveSetOp(kind sqlplan.SetOpKind, all bool, left, right [][]any) []string {
 	var l, r []string
 	for _, row := range left {
 		l = append(l, rowString(row))
@@ -51,14 +52,14 @@ func naiveSetOp(kind SetOpKind, all bool, left, right [][]any) []string {
 	seen := map[string]bool{}
 	out := []string{}
 	switch kind {
-	case SetUnion:
+	case sqlplan.SetUnion:
 		for _, k := range append(l, r...) {
 			if all || !seen[k] {
 				out = append(out, k)
 			}
 			seen[k] = true
 		}
-	case SetIntersect:
+	case sqlplan.SetIntersect:
 		for _, k := range l {
 			if rightCount[k] > 0 && (all || !seen[k]) {
 				out = append(out, k)
@@ -66,7 +67,7 @@ func naiveSetOp(kind SetOpKind, all bool, left, right [][]any) []string {
 			}
 			seen[k] = true
 		}
-	case SetExcept:
+	case sqlplan.SetExcept:
 		for _, k := range l {
 			if all {
 				if rightCount[k] > 0 {
@@ -97,7 +98,7 @@ func TestSetOpCases(t *testing.T) {
 		"EXCEPT ALL":    {"1|a", "NULL|n", "3|c"},
 		"EXCEPT":        {"3|c"},
 	}
-	for _, kind := range []SetOpKind{SetUnion, SetIntersect, SetExcept} {
+	for _, kind := range []sqlplan.SetOpKind{sqlplan.SetUnion, sqlplan.SetIntersect, sqlplan.SetExcept} {
 		for _, all := range []bool{true, false} {
 			name := kind.String()
 			if all {
@@ -117,9 +118,9 @@ func TestSetOpCases(t *testing.T) {
 			require.Equal(t, naiveSetOp(kind, all, l1, r1), runSetOp(t, kind, all, types[:1], l1, r1, 3, false), name)
 		}
 	}
-	require.Empty(t, runSetOp(t, SetIntersect, false, types, left, nil, 2, false))
-	require.Equal(t, []string{"1|a", "NULL|n", "2|NULL", "3|c"}, runSetOp(t, SetExcept, false, types, left, nil, 2, false))
-	require.Equal(t, []string{"1|a", "NULL|n", "2|NULL", "4|d"}, runSetOp(t, SetUnion, false, types, nil, right, 2, false))
+	require.Empty(t, runSetOp(t, sqlplan.SetIntersect, false, types, left, nil, 2, false))
+	require.Equal(t, []string{"1|a", "NULL|n", "2|NULL", "3|c"}, runSetOp(t, sqlplan.SetExcept, false, types, left, nil, 2, false))
+	require.Equal(t, []string{"1|a", "NULL|n", "2|NULL", "4|d"}, runSetOp(t, sqlplan.SetUnion, false, types, nil, right, 2, false))
 }
 
 func TestSetOpMatchesNaive(t *testing.T) {
@@ -146,7 +147,7 @@ func TestSetOpMatchesNaive(t *testing.T) {
 	shapes := [][]metadata.DataType{{bigint}, {metadata.IntType()}, {bigint, str}, {metadata.DoubleType()}, {str, metadata.DoubleType(), bigint}}
 	for iter := 0; iter < 120; iter++ {
 		types := shapes[iter%len(shapes)]
-		kind := []SetOpKind{SetUnion, SetIntersect, SetExcept}[rng.IntN(3)]
+		kind := []sqlplan.SetOpKind{sqlplan.SetUnion, sqlplan.SetIntersect, sqlplan.SetExcept}[rng.IntN(3)]
 		all := rng.IntN(2) == 0
 		per, hide := 1+rng.IntN(5), rng.IntN(3) == 0
 		left, right := gen(rng.IntN(25), types), gen(rng.IntN(25), types)
@@ -163,7 +164,7 @@ func TestSetOpErrors(t *testing.T) {
 
 	// A right input of another type is an error, not a panic.
 	l, r := typedSource(t, mem, types, [][]any{{int64(1)}}, 1), typedSource(t, mem, []metadata.DataType{str}, [][]any{{"x"}}, 1)
-	op := SetOp(Scan(l), Scan(r), SetUnion, false, types, Options{Allocator: mem})
+	op := SetOp(Scan(l), Scan(r), sqlplan.SetUnion, false, types, Options{Allocator: mem})
 	_, err := op.Next(context.Background())
 	require.NoError(t, err)
 	_, err = op.Next(context.Background())
@@ -181,7 +182,7 @@ func TestSetOpErrors(t *testing.T) {
 	for i := range rows {
 		rows[i] = []any{int64(i)}
 	}
-	for _, kind := range []SetOpKind{SetUnion, SetIntersect, SetExcept} {
+	for _, kind := range []sqlplan.SetOpKind{sqlplan.SetUnion, sqlplan.SetIntersect, sqlplan.SetExcept} {
 		l, r = typedSource(t, mem, types, rows, 1000), typedSource(t, mem, types, rows, 1000)
 		op = SetOp(Scan(l), Scan(r), kind, false, types, Options{Allocator: mem, MemoryLimit: 256 << 10})
 		_, err = Drain(context.Background(), op)
@@ -196,7 +197,7 @@ func TestSetOpErrors(t *testing.T) {
 	l, r = typedSource(t, mem, types, rows[:10], 1), typedSource(t, mem, types, rows[:10], 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	op = SetOp(Scan(l), Scan(r), SetExcept, true, types, Options{Allocator: mem})
+	op = SetOp(Scan(l), Scan(r), sqlplan.SetExcept, true, types, Options{Allocator: mem})
 	_, err = op.Next(ctx)
 	require.ErrorIs(t, err, context.Canceled)
 	require.NoError(t, op.Close())

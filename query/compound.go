@@ -26,10 +26,7 @@ func OpenCompound(ctx context.Context, r Reader, cp *sqlplan.CompoundPlan, opts 
 		left.Close()
 		return nil, err
 	}
-	kind := map[sqlplan.SetOpKind]exec.SetOpKind{
-		sqlplan.SetUnion: exec.SetUnion, sqlplan.SetIntersect: exec.SetIntersect, sqlplan.SetExcept: exec.SetExcept,
-	}[cp.Kind]
-	op := exec.SetOp(left, right, kind, cp.All, types, opts)
+	op := exec.SetOp(left, right, cp.Kind, cp.All, types, opts)
 	keys := make([]exec.SortKey, len(cp.OrderBy))
 	for i, o := range cp.OrderBy {
 		keys[i] = exec.SortKey{Col: o.Expr.(*sqlplan.ColumnRef).Index, Desc: o.Desc}
