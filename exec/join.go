@@ -765,14 +765,11 @@ func (j *hashJoin) step() (Batch, bool, error) {
 	return j.stepPairs()
 }
 
-// stepAligned joins a probe batch against a build side whose keys are
-// unique: each probe row has at most one candidate, so the build columns
-// are gathered in the probe record's row order and the probe columns pass
-// through uncopied.
-func (j *hashJoin) stepAligned() (Batch, bool, error) {
-	defer j.finishProbe()
-	n := int(j.cur.Rec.NumRows())
-	j.align = resize(j.align, n)
+// alignCandidates sets, for a build side with unique keys, align[r] to
+// the one candidate build row of probe row r (-1: none) and sel to the
+// probe rows that have one.
+func (j *hashJoin) alignCandidates() {
+	j.align = resize(j.align, int(j.cur.Rec.NumRows()))
 	for i := range j.align {
 		j.align[i] = -1
 	}
@@ -783,6 +780,15 @@ func (j *hashJoin) stepAligned() (Batch, bool, error) {
 			j.sel = append(j.sel, r)
 		}
 	}
+}
+
+// stepAligned joins a probe batch against a build side whose keys are
+// unique: each probe row has at most one candidate, so the build columns
+// are gathered in the probe record's row order and the probe columns pass
+// through uncopied.
+func (j *hashJoin) stepAligned() (Batch, bool, error) {
+	defer j.finishProbe()
+	j.alignCandidates()
 	if j.spec.Kind == JoinInner && len(j.sel) == 0 {
 		return Batch{}, false, nil
 	}
@@ -820,7 +826,7 @@ func (j *hashJoin) stepAligned() (Batch, bool, error) {
 	} else if len(sel) == 0 {
 		rec.Release()
 		return Batch{}, false, nil
-	} else if len(sel) == n {
+	} else if len(sel) == int(j.cur.Rec.NumRows()) {
 		sel = nil
 	}
 	j.out = rec
@@ -945,18 +951,7 @@ func (j *hashJoin) stepFilter() (Batch, bool, error) {
 			j.matched[r] = g >= 0 || (kind == JoinAntiNullAware && g == nullKey && j.nrows > 0)
 		}
 	} else if j.unique && kind != JoinAntiNullAware {
-		n := int(j.cur.Rec.NumRows())
-		j.align = resize(j.align, n)
-		for i := range j.align {
-			j.align[i] = -1
-		}
-		j.sel = j.sel[:0]
-		for i, r := range j.rows {
-			if g := j.gids[i]; g >= 0 {
-				j.align[r] = j.head[g]
-				j.sel = append(j.sel, r)
-			}
-		}
+		j.alignCandidates()
 		if len(j.sel) > 0 {
 			rec, err := j.alignedRecord()
 			if err != nil {
