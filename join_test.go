@@ -38,30 +38,7 @@ func openJoinDB(t *testing.T) *sql.DB {
 // values joined by '|'.
 func orderedRows(t *testing.T, db *sql.DB, q string, args ...any) []string {
 	t.Helper()
-	rows, err := db.Query(q, args...)
-	require.NoError(t, err, q)
-	defer rows.Close()
-	cols, err := rows.Columns()
-	require.NoError(t, err)
-	var out []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		require.NoError(t, rows.Scan(ptrs...))
-		parts := make([]string, len(vals))
-		for i, v := range vals {
-			if b, ok := v.([]byte); ok {
-				v = string(b)
-			}
-			parts[i] = fmt.Sprint(v)
-		}
-		out = append(out, strings.Join(parts, "|"))
-	}
-	require.NoError(t, rows.Err(), q)
-	return out
+	return renderRows(t, db, true, q, args...)
 }
 
 func TestJoinInner(t *testing.T) {

@@ -23,6 +23,15 @@ type querier interface {
 // txRows returns every row of q rendered as "v1|v2|...", sorted.
 func txRows(t *testing.T, q querier, query string, args ...any) []string {
 	t.Helper()
+	out := renderRows(t, q, false, query, args...)
+	slices.Sort(out)
+	return out
+}
+
+// renderRows returns the rows of query in the order they came, each as
+// its values joined by '|'; bytesAsText prints []byte values as text.
+func renderRows(t *testing.T, q querier, bytesAsText bool, query string, args ...any) []string {
+	t.Helper()
 	rows, err := q.QueryContext(context.Background(), query, args...)
 	require.NoError(t, err, query)
 	defer rows.Close()
@@ -38,12 +47,14 @@ func txRows(t *testing.T, q querier, query string, args ...any) []string {
 		require.NoError(t, rows.Scan(ptrs...))
 		parts := make([]string, len(vals))
 		for i, v := range vals {
+			if b, ok := v.([]byte); ok && bytesAsText {
+				v = string(b)
+			}
 			parts[i] = fmt.Sprint(v)
 		}
 		out = append(out, strings.Join(parts, "|"))
 	}
 	require.NoError(t, rows.Err(), query)
-	slices.Sort(out)
 	return out
 }
 
