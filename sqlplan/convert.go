@@ -790,6 +790,11 @@ func (c *converter) funcCall(f *sqlparser.FuncExpr) (Expr, error) {
 	if !f.Qualifier.IsEmpty() {
 		return nil, unsupported("function %s.%s", f.Qualifier.String(), f.Name.String())
 	}
+	if name := f.Name.String(); name == anyCall || name == allCall {
+		// The quantifier rewrite made this call of ANY, SOME or ALL; one
+		// that reached here has no subquery as its argument.
+		return nil, errorf(metadata.ErrSyntax, "%s takes a subquery, as in x = %s (SELECT ...)", strings.ToUpper(strings.TrimSuffix(name, " subquery")), strings.ToUpper(strings.TrimSuffix(name, " subquery")))
+	}
 	out := &Func{Name: f.Name.Lowered(), Distinct: f.Distinct}
 	for _, se := range f.Exprs {
 		switch a := se.(type) {
