@@ -69,6 +69,20 @@ func exprString(e Expr) string {
 	return b.String()
 }
 
+// writeOperand writes a comparison's operand, in parentheses when it is a
+// predicate itself: NOT and the comparisons bind looser than '<' in the
+// MySQL grammar, so 0 < (NOT 0) printed bare would not read back.
+func writeOperand(b *strings.Builder, e Expr) {
+	switch e.(type) {
+	case *Not, *Compare, *IsNull, *In, *Between, *Like:
+		b.WriteString("(")
+		writeExpr(b, e)
+		b.WriteString(")")
+		return
+	}
+	writeExpr(b, e)
+}
+
 func writeExpr(b *strings.Builder, e Expr) {
 	not := func(n bool) {
 		if n {
@@ -77,9 +91,9 @@ func writeExpr(b *strings.Builder, e Expr) {
 	}
 	switch e := e.(type) {
 	case *Compare:
-		writeExpr(b, e.L)
+		writeOperand(b, e.L)
 		b.WriteString(" " + e.Op.String() + " ")
-		writeExpr(b, e.R)
+		writeOperand(b, e.R)
 	case *And:
 		writeConnective(b, e.L, " AND ", e.R)
 	case *Or:
