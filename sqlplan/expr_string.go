@@ -69,9 +69,10 @@ func exprString(e Expr) string {
 	return b.String()
 }
 
-// writeOperand writes a comparison's operand, in parentheses when it is a
-// predicate itself: NOT and the comparisons bind looser than '<' in the
-// MySQL grammar, so 0 < (NOT 0) printed bare would not read back.
+// writeOperand writes a comparison's or an arithmetic operand, in
+// parentheses when it is a predicate itself: NOT and the comparisons bind
+// looser than '<' and '%' in the MySQL grammar, so 0 < (NOT 0) printed
+// bare would not read back.
 func writeOperand(b *strings.Builder, e Expr) {
 	switch e.(type) {
 	case *Not, *Compare, *IsNull, *In, *Between, *Like:
@@ -138,9 +139,9 @@ func writeExpr(b *strings.Builder, e Expr) {
 			op = "DIV"
 		}
 		b.WriteString("(")
-		writeExpr(b, e.L)
+		writeOperand(b, e.L)
 		b.WriteString(" " + op + " ")
-		writeExpr(b, e.R)
+		writeOperand(b, e.R)
 		b.WriteString(")")
 	case *Neg:
 		b.WriteString("-")
