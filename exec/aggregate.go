@@ -392,20 +392,30 @@ func (a *aggregateOp) feed(ac *aggCall, b Batch) error {
 	return nil
 }
 
-func (a *aggregateOp) build(from, to int) (arrow.RecordBatch, error) {
-	cols := make([]arrow.Array, 0, a.schema.NumFields())
-	defer func() { releaseAll(cols) }()
+// keyArrays builds the key columns of groups [from, to).
+func (a *aggregateOp) keyArrays(from, to int) ([]arrow.Array, error) {
+	cols := make([]arrow.Array, 0, len(a.keys))
 	for k := range a.keys {
 		bld := array.NewBuilder(a.mem, a.schema.Field(k).Type)
 		for g := from; g < to; g++ {
 			if err := metadata.AppendValue(bld, a.keys[k].t, a.keyVals[k][g]); err != nil {
 				bld.Release()
+				releaseAll(cols)
 				return nil, err
 			}
 		}
 		cols = append(cols, bld.NewArray())
 		bld.Release()
 	}
+	return cols, nil
+}
+
+func (a *aggregateOp) build(from, to int) (arrow.RecordBatch, error) {
+	cols, err := a.keyArrays(from, to)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { releaseAll(cols) }()
 	for j, ac := range a.aggs {
 		bld := array.NewBuilder(a.mem, a.schema.Field(len(a.keys)+j).Type)
 		for g := from; g < to; g++ {
@@ -444,6 +454,9 @@ type aggregator interface {
 	add(arr arrow.Array, gids []int32, rows []int32) error
 	// result appends group g's value to bld.
 	result(bld array.Builder, g int) error
+	// merge adds the states of o, an aggregator of the same function
+	// and type, to these: its group g to group into[g].
+	merge(o aggregator, into []int32) error
 	bytesPerGroup() int64
 }
 

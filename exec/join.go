@@ -167,6 +167,9 @@ type hashJoin struct {
 	out    arrow.RecordBatch
 	done   bool
 	closed bool
+	// part marks one worker's join of a split one: the build side is
+	// the split join's, which releases it.
+	part bool
 }
 
 type joinMode uint8
@@ -1076,6 +1079,9 @@ func (j *hashJoin) Close() error {
 	j.closed = true
 	j.release()
 	j.releaseKeys()
+	if j.part {
+		j.buildRec = nil
+	}
 	if j.buildRec != nil {
 		j.buildRec.Release()
 		j.buildRec = nil

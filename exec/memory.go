@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -40,14 +41,26 @@ func (e *MemoryLimitError) Unwrap() []error { return []error{ErrMemoryLimit, met
 type memBudget struct {
 	limit int64 // <= 0: unlimited
 	used  int64
+	// pool, when set, sums used across the workers of one parallel
+	// operator, which share the limit.
+	pool *atomic.Int64
 }
 
-func (m *memBudget) grow(n int64) { m.used += n }
+func (m *memBudget) grow(n int64) {
+	m.used += n
+	if m.pool != nil {
+		m.pool.Add(n)
+	}
+}
 
 // check fails when the operator holds more than the limit; detail is
 // called only then.
 func (m *memBudget) check(op string, detail func() string) error {
-	if m.limit > 0 && m.used > m.limit {
+	used := m.used
+	if m.pool != nil {
+		used = m.pool.Load()
+	}
+	if m.limit > 0 && used > m.limit {
 		return &MemoryLimitError{Limit: m.limit, Op: op, Detail: detail()}
 	}
 	return nil

@@ -22,6 +22,10 @@ type Options struct {
 	// Subqueries runs the subqueries of the query's expressions; without
 	// it a query with one fails to build.
 	Subqueries SubqueryRunner
+	// Threads is the number of workers that filter and aggregate the
+	// probe side of a join (see Splitter); 1 or less runs every operator
+	// on the caller's goroutine.
+	Threads int
 }
 
 func (o Options) withDefaults() Options {
@@ -107,10 +111,16 @@ func Build(in Operator, q Query, layout Layout, opts Options) (Operator, error) 
 	// One cache for the query: a subquery in WHERE and in the select list
 	// runs once per outer tuple.
 	subs := newSubqueries(opts)
-	op, err := filterWith(in, q.Filter, layout, subs)
-	if err != nil {
-		return nil, err
+	split, parallel := in.(Splitter)
+	parallel = parallel && ParallelAggregation(q, opts.Threads) == ""
+	op := in
+	if !parallel {
+		var err error
+		if op, err = filterWith(in, q.Filter, layout, subs); err != nil {
+			return nil, err
+		}
 	}
+	var err error
 	output := q.Output
 	order := make([]sqlplan.Expr, len(q.OrderBy))
 	for i, o := range q.OrderBy {
@@ -130,7 +140,9 @@ func Build(in Operator, q Query, layout Layout, opts Options) (Operator, error) 
 		if order, err = r.rewriteAll(order); err != nil {
 			return nil, err
 		}
-		if op, err = aggregateWith(op, q.GroupBy, r.aggs, layout, opts, subs); err != nil {
+		if parallel {
+			op = parallelAggregate(split, q.Filter, q.GroupBy, r.aggs, layout, opts, subs)
+		} else if op, err = aggregateWith(op, q.GroupBy, r.aggs, layout, opts, subs); err != nil {
 			return nil, err
 		}
 		n := len(q.GroupBy) + len(r.aggs)

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/flusslite/fluss/exec"
@@ -18,9 +19,14 @@ type Analysis struct {
 	// notes give the joins' strategies, not figures.
 	ran      bool
 	strategy map[*sqlplan.JoinRel]string
+	// parallel says how the aggregation over the joins runs.
+	parallel string
 }
 
 type nodeStats struct {
+	// mu guards the counts when the parts of a split node run on
+	// several workers; their times add up.
+	mu   sync.Mutex
 	rows int64
 	took time.Duration
 }
@@ -31,6 +37,9 @@ func (a *Analysis) Note(rel sqlplan.Relation) string {
 	var note string
 	if j, ok := rel.(*sqlplan.JoinRel); ok {
 		note = a.strategy[j]
+	}
+	if rel == nil {
+		note = a.parallel
 	}
 	if !a.ran {
 		return note
@@ -79,14 +88,35 @@ type counted struct {
 func (c *counted) Next(ctx context.Context) (exec.Batch, error) {
 	start := time.Now()
 	b, err := c.in.Next(ctx)
-	c.st.took += time.Since(start)
+	took := time.Since(start)
+	c.st.mu.Lock()
+	c.st.took += took
 	if err == nil {
 		c.st.rows += int64(b.NumRows())
 	}
+	c.st.mu.Unlock()
 	return b, err
 }
 
 func (c *counted) Close() error { return c.in.Close() }
+
+// splitCounted is counted over an operator that can be split: each part
+// counts into the same figures.
+type splitCounted struct {
+	counted
+	split exec.Splitter
+}
+
+func (c *splitCounted) Split(ctx context.Context, n int) ([]exec.Operator, error) {
+	parts, err := c.split.Split(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range parts {
+		parts[i] = &counted{in: p, st: c.st}
+	}
+	return parts, nil
+}
 
 // track wraps op as rel's when the query is analyzed.
 func (a *Analysis) track(rel sqlplan.Relation, op exec.Operator) exec.Operator {
@@ -95,6 +125,9 @@ func (a *Analysis) track(rel sqlplan.Relation, op exec.Operator) exec.Operator {
 	}
 	st := &nodeStats{}
 	a.nodes[rel] = st
+	if s, ok := op.(exec.Splitter); ok {
+		return &splitCounted{counted: counted{in: op, st: st}, split: s}
+	}
 	return &counted{in: op, st: st}
 }
 
@@ -109,4 +142,18 @@ func OpenAnalyzed(ctx context.Context, r Reader, sp *sqlplan.SelectPlan, opts ex
 		return nil, nil, err
 	}
 	return &counted{in: op, st: &a.top}, a, nil
+}
+
+// aggregation records whether the query's filter and aggregation over
+// its FROM tree run on several workers (why empty) or on one, for
+// EXPLAIN.
+func (a *Analysis) aggregation(threads int, why string) {
+	if a == nil {
+		return
+	}
+	if why == "" {
+		a.parallel = fmt.Sprintf(" [Parallel: %d workers]", threads)
+		return
+	}
+	a.parallel = " [Serial: " + why + "]"
 }

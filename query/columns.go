@@ -13,6 +13,9 @@ import (
 // records may carry its ORDER BY keys after its outputs, which the
 // relation above must not see.
 func firstColumns(in exec.Operator, n int) exec.Operator {
+	if s, ok := in.(exec.Splitter); ok {
+		return &splitFirstColumns{firstColumnsOp: firstColumnsOp{in: in, n: n}, split: s}
+	}
 	return &firstColumnsOp{in: in, n: n}
 }
 
@@ -43,4 +46,22 @@ func (o *firstColumnsOp) release() {
 func (o *firstColumnsOp) Close() error {
 	o.release()
 	return o.in.Close()
+}
+
+// splitFirstColumns is firstColumns over an input that can be split.
+type splitFirstColumns struct {
+	firstColumnsOp
+	split exec.Splitter
+}
+
+// Split splits the input, each part keeping the first n columns.
+func (o *splitFirstColumns) Split(ctx context.Context, n int) ([]exec.Operator, error) {
+	parts, err := o.split.Split(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range parts {
+		parts[i] = firstColumns(p, o.n)
+	}
+	return parts, nil
 }

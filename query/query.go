@@ -42,18 +42,38 @@ func open(ctx context.Context, r Reader, sp *sqlplan.SelectPlan, opts exec.Optio
 	if sp.Source == nil {
 		return nil, fmt.Errorf("query.Open of a plan without a FROM tree: %w", metadata.ErrUnsupported)
 	}
+	if s, ok := r.(*Session); ok && opts.Threads == 0 {
+		opts.Threads = s.Threads
+	}
 	in, err := openRelation(ctx, r, sp.Source, opts, a)
 	if err != nil {
 		return nil, err
 	}
 	q := exec.QueryOf(sp)
 	q.Filter = sqlplan.Conjuncts(sp.Where)
+	if q.Aggregated() {
+		if _, ok := sp.Source.(*sqlplan.JoinRel); ok {
+			a.aggregation(opts.Threads, parallelAggregation(q, in.op, opts.Threads))
+		}
+	}
 	out, err := exec.Build(in.op, q, layoutOf(len(sp.Table.Schema.Columns), in.cols), opts)
 	if err != nil {
 		in.op.Close()
 		return nil, err
 	}
 	return out, nil
+}
+
+// parallelAggregation is exec.Build's decision whether q's filter and
+// aggregation over in run on several workers: why empty when they do.
+func parallelAggregation(q exec.Query, in exec.Operator, threads int) (why string) {
+	if why := exec.ParallelAggregation(q, threads); why != "" {
+		return why
+	}
+	if _, ok := in.(exec.Splitter); !ok {
+		return "the top join is a lookup join"
+	}
+	return ""
 }
 
 // layoutOf maps the combined indexes a relation's records hold (-1 for a
