@@ -64,10 +64,10 @@ func (m *intMap) slot(k int64) int {
 // lookup returns k's value, or the slot to insert k into when it is
 // absent.
 func (m *intMap) lookup(k int64) (v int32, slot int, ok bool) {
+	if uint64(k) < uint64(len(m.dense)) && m.dense[k] != 0 {
+		return m.dense[k] - 1, 0, true
+	}
 	if uint64(k) < denseKeys {
-		if uint64(k) < uint64(len(m.dense)) && m.dense[k] != 0 {
-			return m.dense[k] - 1, 0, true
-		}
 		return 0, denseSlot, false
 	}
 	mask := len(m.ids) - 1
@@ -104,6 +104,41 @@ func (m *intMap) insert(slot int, k int64, v int32) {
 	if 2*m.hashN > len(m.ids) {
 		m.resize(2 * len(m.ids))
 	}
+}
+
+// densify moves the hashed keys into dense when every key is at least 0
+// and below limit, so that a lookup of any key is one load. It returns
+// the bytes dense grew by. The map takes no more keys afterwards: a key
+// at or above denseKeys that dense holds is found only by lookup's first
+// test, which every reader of the map makes.
+func (m *intMap) densify(limit int64) int64 {
+	if m.hashN == 0 {
+		return 0
+	}
+	top := int64(-1)
+	for i, id := range m.ids {
+		if id == 0 {
+			continue
+		}
+		k := m.keys[i]
+		if k < 0 || k >= limit {
+			return 0
+		}
+		top = max(top, k)
+	}
+	before := len(m.dense)
+	grown := make([]int32, max(int64(before), top+1))
+	copy(grown, m.dense)
+	for i, id := range m.ids {
+		if id != 0 {
+			grown[m.keys[i]] = id
+		}
+	}
+	m.dense = grown
+	m.hashN = 0
+	m.keys, m.ids = nil, nil
+	m.resize(64)
+	return 4 * int64(len(grown)-before)
 }
 
 // intValues are the values of an integer Arrow array widened to int64 on

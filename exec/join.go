@@ -401,6 +401,14 @@ func (j *hashJoin) consumeBuild(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if j.mode == modeInt {
+		// Keys up to a few times the rows are looked up in a flat
+		// array: one load per probe row, no hashing.
+		j.budget.grow(j.ints.densify(4*int64(j.nrows) + denseKeys))
+		if err := j.budget.check("JOIN", func() string { return count(int64(j.nrows), "build row") }); err != nil {
+			return err
+		}
+	}
 	j.unique = true
 	for _, id := range j.next {
 		if id >= 0 {
@@ -795,6 +803,9 @@ func (j *hashJoin) stepAligned() (Batch, bool, error) {
 	if j.spec.Kind == JoinInner && len(j.sel) == 0 {
 		return Batch{}, false, nil
 	}
+	if j.spec.Kind == JoinInner && j.compactPays() {
+		return j.stepCompact()
+	}
 	rec, err := j.alignedRecord()
 	if err != nil {
 		return Batch{}, false, err
@@ -831,6 +842,47 @@ func (j *hashJoin) stepAligned() (Batch, bool, error) {
 		return Batch{}, false, nil
 	} else if len(sel) == int(j.cur.Rec.NumRows()) {
 		sel = nil
+	}
+	j.out = rec
+	return Batch{Rec: rec, Sel: sel}, true, nil
+}
+
+// compactPays reports whether gathering the matching rows of every
+// column copies fewer values than gathering the build columns for every
+// row of the probe record, which the aligned output does.
+func (j *hashJoin) compactPays() bool {
+	np, nb := len(j.probeTypes), len(j.buildTypes)
+	return len(j.sel)*(np+nb) < int(j.cur.Rec.NumRows())*nb
+}
+
+// stepCompact yields the matching rows of an inner join against unique
+// build keys as a record of their own: few probe rows match, so copying
+// them beats gathering build columns for rows that are dropped.
+func (j *hashJoin) stepCompact() (Batch, bool, error) {
+	j.pRows = append(j.pRows[:0], j.sel...)
+	j.bRows = j.bRows[:0]
+	for _, r := range j.sel {
+		j.bRows = append(j.bRows, j.align[r])
+	}
+	rec, err := j.pairRecord()
+	if err != nil {
+		return Batch{}, false, err
+	}
+	var sel []int32
+	if j.resid != nil {
+		pass, err := j.resid.eval(rec, nil)
+		if err != nil {
+			rec.Release()
+			return Batch{}, false, err
+		}
+		if len(pass) == 0 {
+			rec.Release()
+			return Batch{}, false, nil
+		}
+		if len(pass) < len(j.pRows) {
+			j.tmp = append(j.tmp[:0], pass...)
+			sel = j.tmp
+		}
 	}
 	j.out = rec
 	return Batch{Rec: rec, Sel: sel}, true, nil

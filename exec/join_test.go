@@ -570,6 +570,38 @@ func TestHashJoinMatchesNaive(t *testing.T) {
 	}
 }
 
+// Integer keys above the range a group table holds flat (and negative
+// ones, and keys too sparse to hold flat) join as small ones do; a
+// selective inner join yields its matching rows compacted.
+func TestHashJoinLargeKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 1))
+	types := []metadata.DataType{bigint, bigint}
+	resid := []sqlplan.Expr{&sqlplan.Compare{Op: sqlplan.OpLt, L: colRef("p.v", 1, bigint), R: colRef("b.v", 3, bigint)}}
+	for _, base := range []int64{0, 65_600, 70_000, 1 << 20, -50, 1 << 40} {
+		for _, step := range []int64{1, 3, 1000} {
+			var build, probe [][]any
+			for i := range int64(300) {
+				build = append(build, []any{base + i*step, int64(rng.IntN(10))})
+			}
+			for range 2000 {
+				var k any = base + rng.Int64N(3000)*step
+				if rng.IntN(30) == 0 {
+					k = nil
+				}
+				probe = append(probe, []any{k, int64(rng.IntN(10))})
+			}
+			for _, kind := range []JoinKind{JoinInner, JoinLeft, JoinSemi, JoinAnti} {
+				for _, r := range [][]sqlplan.Expr{nil, resid} {
+					c := joinCase{kind: kind, probeTypes: types, buildTypes: types, probe: probe, build: build,
+						probeKeys: []int{0}, buildKeys: []int{0}, per: 256, residual: r}
+					name := fmt.Sprintf("base=%d step=%d %s resid=%d", base, step, kind, len(r))
+					require.Equal(t, multiset(c.naive()), multiset(c.run(t)), name)
+				}
+			}
+		}
+	}
+}
+
 // One probe row matching many build rows streams in bounded batches.
 func TestHashJoinCrossJoinStreams(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
