@@ -780,17 +780,20 @@ func (j *hashJoin) step() (Batch, bool, error) {
 // the one candidate build row of probe row r (-1: none) and sel to the
 // probe rows that have one.
 func (j *hashJoin) alignCandidates() {
-	j.align = resize(j.align, int(j.cur.Rec.NumRows()))
-	for i := range j.align {
-		j.align[i] = -1
+	align := resize(j.align, int(j.cur.Rec.NumRows()))
+	for i := range align {
+		align[i] = -1
 	}
-	j.sel = j.sel[:0]
+	// Locals, not the fields: an append to a field is a pointer write
+	// per row.
+	sel, head, gids := j.sel[:0], j.head, j.gids
 	for i, r := range j.rows {
-		if g := j.gids[i]; g >= 0 {
-			j.align[r] = j.head[g]
-			j.sel = append(j.sel, r)
+		if g := gids[i]; g >= 0 {
+			align[r] = head[g]
+			sel = append(sel, r)
 		}
 	}
+	j.align, j.sel = align, sel
 }
 
 // stepAligned joins a probe batch against a build side whose keys are
@@ -799,13 +802,24 @@ func (j *hashJoin) alignCandidates() {
 // through uncopied.
 func (j *hashJoin) stepAligned() (Batch, bool, error) {
 	defer j.finishProbe()
+	if j.spec.Kind == JoinInner {
+		// The matching pairs first: when few rows match, they are all
+		// the output needs.
+		pRows, bRows, head, gids := j.pRows[:0], j.bRows[:0], j.head, j.gids
+		for i, r := range j.rows {
+			if g := gids[i]; g >= 0 {
+				pRows, bRows = append(pRows, r), append(bRows, head[g])
+			}
+		}
+		j.pRows, j.bRows = pRows, bRows
+		if len(j.pRows) == 0 {
+			return Batch{}, false, nil
+		}
+		if j.compactPays(len(j.pRows)) {
+			return j.stepCompact()
+		}
+	}
 	j.alignCandidates()
-	if j.spec.Kind == JoinInner && len(j.sel) == 0 {
-		return Batch{}, false, nil
-	}
-	if j.spec.Kind == JoinInner && j.compactPays() {
-		return j.stepCompact()
-	}
 	rec, err := j.alignedRecord()
 	if err != nil {
 		return Batch{}, false, err
@@ -850,20 +864,16 @@ func (j *hashJoin) stepAligned() (Batch, bool, error) {
 // compactPays reports whether gathering the matching rows of every
 // column copies fewer values than gathering the build columns for every
 // row of the probe record, which the aligned output does.
-func (j *hashJoin) compactPays() bool {
+func (j *hashJoin) compactPays(matches int) bool {
 	np, nb := len(j.probeTypes), len(j.buildTypes)
-	return len(j.sel)*(np+nb) < int(j.cur.Rec.NumRows())*nb
+	return matches*(np+nb) < int(j.cur.Rec.NumRows())*nb
 }
 
-// stepCompact yields the matching rows of an inner join against unique
-// build keys as a record of their own: few probe rows match, so copying
-// them beats gathering build columns for rows that are dropped.
+// stepCompact yields the matching pairs j.pRows x j.bRows of an inner
+// join against unique build keys as a record of their own: few probe rows
+// match, so copying them beats gathering build columns for rows that are
+// dropped.
 func (j *hashJoin) stepCompact() (Batch, bool, error) {
-	j.pRows = append(j.pRows[:0], j.sel...)
-	j.bRows = j.bRows[:0]
-	for _, r := range j.sel {
-		j.bRows = append(j.bRows, j.align[r])
-	}
 	rec, err := j.pairRecord()
 	if err != nil {
 		return Batch{}, false, err
