@@ -197,6 +197,11 @@ func (r *mergeReader) Next() bool {
 	return true
 }
 
+// foldPresize caps the distinct keys fold makes room for before it reads
+// the tail: a long tail of updates to few keys must not reserve a slot per
+// record.
+const foldPresize = 1 << 18
+
 // fold reads the tail [LogStart, LogStop) and keeps, per distinct key, its
 // last change: the row of a +I, +U (or +A), or a tombstone for -D and -U.
 // A -U followed by its +U ends as the +U; a -U left last (its +U beyond
@@ -234,7 +239,14 @@ func (r *mergeReader) fold() error {
 		lr.Close()
 	}()
 
-	index := make(map[string]int)
+	// A tail of n records has at most n distinct keys: room for them up
+	// front (up to foldPresize) saves the map's and the stores' regrowth.
+	hint := int(min(r.logStop-r.logStart, foldPresize))
+	index := make(map[string]int, hint)
+	r.tail = slices.Grow(r.tail, hint)
+	for _, s := range r.stores {
+		s.grow(hint)
+	}
 	enc := newKeyEncoder(keyTypes)
 	keyCols := make([]arrow.Array, len(keyIdx))
 	var key []byte

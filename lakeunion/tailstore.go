@@ -2,6 +2,7 @@ package lakeunion
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -19,6 +20,8 @@ import (
 type colStore interface {
 	// add appends an empty slot.
 	add()
+	// grow makes room for n more slots without another allocation.
+	grow(n int)
 	// set stores row i of arr in slot.
 	set(slot int, arr arrow.Array, i int) error
 	// emit appends slot's value to b.
@@ -83,6 +86,11 @@ type primStore[T any] struct {
 	valid []bool
 }
 
+func (s *primStore[T]) grow(n int) {
+	s.vals = slices.Grow(s.vals, n)
+	s.valid = slices.Grow(s.valid, n)
+}
+
 func (s *primStore[T]) add() {
 	var zero T
 	s.vals = append(s.vals, zero)
@@ -119,6 +127,11 @@ type stringStore struct {
 	valid []bool
 }
 
+func (s *stringStore) grow(n int) {
+	s.vals = slices.Grow(s.vals, n)
+	s.valid = slices.Grow(s.valid, n)
+}
+
 func (s *stringStore) add() {
 	s.vals = append(s.vals, "")
 	s.valid = append(s.valid, false)
@@ -153,6 +166,8 @@ func (s *stringStore) emit(b array.Builder, slot int) error {
 // bytesStore stores BYTES and BINARY(n) values, copied out of the batch;
 // nil is NULL.
 type bytesStore struct{ vals [][]byte }
+
+func (s *bytesStore) grow(n int) { s.vals = slices.Grow(s.vals, n) }
 
 func (s *bytesStore) add() { s.vals = append(s.vals, nil) }
 
@@ -192,6 +207,8 @@ type anyStore struct {
 	t    metadata.DataType
 	vals []any
 }
+
+func (s *anyStore) grow(n int) { s.vals = slices.Grow(s.vals, n) }
 
 func (s *anyStore) add() { s.vals = append(s.vals, nil) }
 
