@@ -47,7 +47,7 @@ type Session struct {
 	Engine *storage.Engine
 	Lake   *lake.Lake
 	// Tiering runs CALL sys.tier and removes the lake files of dropped
-	// tables.
+	// tables; it must be set.
 	Tiering Tiering
 	// Database is the current database; USE and DROP DATABASE change it.
 	Database string
