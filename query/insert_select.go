@@ -17,7 +17,7 @@ import (
 // end before the statement writes anything, so a SELECT of the target
 // table never reads the statement's own rows, and the write that follows
 // is one commit, as for VALUES. Until then the rows are held in memory,
-// charged to the connection's memory.limit: the commit path takes a
+// charged to memory.limit (Session.MemoryLimit): the commit path takes a
 // statement's rows whole.
 func (s *Session) insertSelectRows(ctx context.Context, ins *sqlplan.Insert, args []sqlplan.Arg) (*sqlplan.InsertPlan, [][]any, error) {
 	sels := []*sqlplan.Select{ins.Select}

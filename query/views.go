@@ -16,7 +16,7 @@ import (
 // found by binding that text again, as a query of the view does.
 
 // createView runs CREATE VIEW. The query is bound now, in the
-// connection's database, so that a view that cannot be read is refused
+// session's current database, so that a view that cannot be read is refused
 // when it is created and its column names are fixed from then on, as
 // MySQL fixes them.
 func (s *Session) createView(ctx context.Context, st *sqlplan.CreateView) error {

@@ -46,7 +46,7 @@ func (s *Session) InsertValues(ctx context.Context, plan *sqlplan.InsertPlan, ro
 	return ExecResult{RowsAffected: n, LastInsertID: lastID, HasLastInsertID: hasID}, nil
 }
 
-// apply writes w now, or buffers it in the connection's transaction, and
+// apply writes w now, or buffers it in the session's transaction, and
 // returns the rows it affects.
 func (s *Session) apply(ctx context.Context, w storage.Write) (int64, error) {
 	return s.applyChecked(ctx, w, nil)
