@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -15,9 +14,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/flusslite/fluss/exec"
 	"github.com/flusslite/fluss/metadata"
-	"github.com/flusslite/fluss/storage"
+	"github.com/flusslite/fluss/query"
 )
 
 // QueryArrow runs query on conn and returns its result as Arrow record
@@ -79,7 +77,7 @@ func queryArrow(ctx context.Context, conn *sql.Conn, mem memory.Allocator, query
 	}
 	mcols := make([]metadata.Column, len(rows.cols))
 	for i, c := range rows.cols {
-		mcols[i] = metadata.Column{Name: c.name, Type: c.typ, NotNull: !c.nullable}
+		mcols[i] = metadata.Column{Name: c.Name, Type: c.Type, NotNull: !c.Nullable}
 	}
 	r := &arrowReader{ctx: ctx, rows: rows, schema: metadata.ArrowSchema(mcols), mem: mem}
 	r.refs.Store(1)
@@ -192,7 +190,7 @@ func (r *arrowReader) fail(err error) {
 // materialise turns a batch into a record of the result schema. A batch
 // without a selection vector whose columns already have the schema's types
 // is shared without copying; otherwise the visible rows are copied.
-func (r *arrowReader) materialise(b exec.Batch) (arrow.RecordBatch, error) {
+func (r *arrowReader) materialise(b query.Batch) (arrow.RecordBatch, error) {
 	n := len(r.rows.cols)
 	if int(b.Rec.NumCols()) < n {
 		return nil, fmt.Errorf("result batch has %d columns, want %d", b.Rec.NumCols(), n)
@@ -217,8 +215,8 @@ func (r *arrowReader) materialise(b exec.Batch) (arrow.RecordBatch, error) {
 		arr, fb := b.Rec.Column(i), bld.Field(i)
 		fb.Reserve(b.NumRows())
 		for k := 0; k < b.NumRows(); k++ {
-			if err := metadata.AppendValue(fb, c.typ, metadata.ValueAt(arr, c.typ, b.Row(k))); err != nil {
-				return nil, fmt.Errorf("column %s: %w", c.name, err)
+			if err := metadata.AppendValue(fb, c.Type, metadata.ValueAt(arr, c.Type, b.Row(k))); err != nil {
+				return nil, fmt.Errorf("column %s: %w", c.Name, err)
 			}
 		}
 	}
@@ -249,91 +247,8 @@ func AppendArrow(ctx context.Context, conn *sql.Conn, table string, rec arrow.Re
 			return err
 		}
 		var err error
-		n, err = c.appendArrow(ctx, table, rec)
+		n, err = c.session().AppendRecord(ctx, table, rec)
 		return wrapErr(err)
 	})
 	return n, err
-}
-
-func (c *Conn) appendArrow(ctx context.Context, table string, rec arrow.RecordBatch) (int64, error) {
-	if rec == nil {
-		return 0, fmt.Errorf("AppendArrow: nil record: %w", metadata.ErrInvalidValue)
-	}
-	path := metadata.TablePath{Database: c.database, Table: table}
-	if db, t, ok := strings.Cut(table, "."); ok {
-		path = metadata.TablePath{Database: db, Table: t}
-	}
-	eng := c.connector.shared.engine
-	info, err := eng.TableInfo(ctx, path)
-	if err != nil {
-		return 0, err
-	}
-	cols := info.Schema.Columns
-	src := make([]int, len(cols)) // table column -> record column, or -1
-	for i := range src {
-		src[i] = -1
-	}
-	fields := rec.Schema().Fields()
-	for j, f := range fields {
-		i := info.Schema.ColumnIndex(f.Name)
-		if i < 0 {
-			return 0, fmt.Errorf("AppendArrow: table %s has no column %s: %w", path, f.Name, metadata.ErrInvalidValue)
-		}
-		if src[i] >= 0 {
-			return 0, fmt.Errorf("AppendArrow: column %s appears twice in the record: %w", f.Name, metadata.ErrInvalidValue)
-		}
-		if want := cols[i].Type.ArrowType(); !arrow.TypeEqual(f.Type, want) {
-			return 0, fmt.Errorf("AppendArrow: column %s is %s in the record but %s (%s) in table %s: %w",
-				f.Name, f.Type, want, cols[i].Type, path, metadata.ErrInvalidValue)
-		}
-		src[i] = j
-	}
-	for i, c := range cols {
-		if src[i] < 0 && c.NotNull {
-			return 0, fmt.Errorf("AppendArrow: the record lacks NOT NULL column %s of table %s: %w", c.Name, path, metadata.ErrConstraint)
-		}
-	}
-	nrows := int(rec.NumRows())
-	if nrows == 0 {
-		return 0, nil
-	}
-	if err := c.checkTxWrite("AppendArrow", path, false); err != nil {
-		return 0, err
-	}
-	if c.tx == nil && storage.CanAppendRecord(&info) && inOrder(src) {
-		return eng.AppendRecord(ctx, path, rec)
-	}
-	rows := make([][]any, nrows)
-	for r := range rows {
-		row := make([]any, len(cols))
-		for i, col := range cols {
-			if src[i] >= 0 {
-				row[i] = metadata.ValueAt(rec.Column(src[i]), col.Type, r)
-			}
-		}
-		rows[r] = row
-	}
-	w := storage.Write{Path: path, Kind: storage.WriteUpsert, Rows: rows}
-	if !info.HasPrimaryKey() {
-		w.Kind = storage.WriteAppend
-	}
-	if n, ok, err := c.txWrite(ctx, w); ok {
-		return n, err
-	}
-	res, err := eng.Commit(ctx, []storage.Write{w})
-	if err != nil {
-		return 0, err
-	}
-	return res[0].RowsAffected, nil
-}
-
-// inOrder reports whether every table column comes from the record column
-// of the same position: the record is the table's row type as it is.
-func inOrder(src []int) bool {
-	for i, j := range src {
-		if i != j {
-			return false
-		}
-	}
-	return true
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/query"
+	"github.com/flusslite/fluss/storage"
 )
 
 // Conn is one connection. Like every database/sql connection it is used by
@@ -128,6 +130,31 @@ func (c *Conn) Close() error {
 	}
 	return err
 }
+
+// session is the session a statement of the connection runs in: the
+// shared engine, lake and tiering service, the handle's options, the
+// current database and, inside a transaction, its read view and write
+// buffer.
+func (c *Conn) session() *query.Session {
+	cfg := c.connector.cfg
+	se := c.connector.shared
+	s := query.Session{
+		Engine:             se.engine,
+		Lake:               se.lake,
+		Tiering:            se.tiering,
+		Database:           c.database,
+		MemoryLimit:        cfg.MemoryLimit,
+		MaxRecordsPerSplit: cfg.MaxRecordsPerSplit,
+		Threads:            cfg.Threads,
+		Logger:             c.connector.logger,
+	}
+	if c.tx != nil {
+		s.View, s.Writes = c.tx.view, c.tx.buf
+	}
+	return query.NewSession(s)
+}
+
+func (c *Conn) engine() *storage.Engine { return c.connector.shared.engine }
 
 func (c *Conn) check() error {
 	if c.closed {

@@ -9,8 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/flusslite/fluss/exec"
 	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/query"
 )
 
 // getter reads row i of one column as a driver.Value.
@@ -216,7 +216,7 @@ func (b *driverBatch) row(p int, dest []driver.Value) {
 
 // convertBatch converts the visible rows of b into driver form, one column
 // of types per result column.
-func (c *converter) convertBatch(b exec.Batch, types []metadata.DataType) *driverBatch {
+func (c *converter) convertBatch(b query.Batch, types []metadata.DataType) *driverBatch {
 	n := b.NumRows()
 	out := &driverBatch{n: n, cols: make([]driverColumn, len(types))}
 	if n == 0 {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/flusslite/fluss/exec"
 	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/query"
 )
 
 // TestBoxAt pins the layout boxAt relies on: an interface built from a
@@ -197,7 +198,7 @@ func pipelineRows(ctx context.Context, t *testing.T, batches int, err error) (*R
 		t.Cleanup(rec.Release)
 		op.batches = append(op.batches, exec.Batch{Rec: rec})
 	}
-	r := newRows(ctx, []resultColumn{{name: "id", typ: metadata.BigIntType()}}, op, &converter{loc: time.UTC})
+	r := newRows(ctx, []query.Column{{Name: "id", Type: metadata.BigIntType()}}, op, &converter{loc: time.UTC})
 	return r, op
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime/debug"
 
-	"github.com/flusslite/fluss/exec"
 	"github.com/flusslite/fluss/metadata"
 )
 
@@ -30,14 +29,14 @@ type pipelined struct {
 }
 
 // startPipeline starts the goroutine reading op under ctx.
-func startPipeline(ctx context.Context, op exec.Operator, conv *converter, types []metadata.DataType) *pipeline {
+func startPipeline(ctx context.Context, op batches, conv *converter, types []metadata.DataType) *pipeline {
 	ctx, cancel := context.WithCancel(ctx)
 	p := &pipeline{out: make(chan pipelined, 1), cancel: cancel, exited: make(chan struct{})}
 	go p.run(ctx, op, conv, types)
 	return p
 }
 
-func (p *pipeline) run(ctx context.Context, op exec.Operator, conv *converter, types []metadata.DataType) {
+func (p *pipeline) run(ctx context.Context, op batches, conv *converter, types []metadata.DataType) {
 	defer close(p.exited)
 	defer func() {
 		if v := recover(); v != nil {

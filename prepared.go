@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 
+	"github.com/flusslite/fluss/query"
 	"github.com/flusslite/fluss/sqlplan"
 	"github.com/flusslite/fluss/storage"
 )
@@ -25,7 +26,7 @@ type preparedLookup struct {
 	db   string                  // the current database it was bound in
 	tmpl *sqlplan.LookupTemplate // nil: the statement has not the shape
 	key  *storage.KeyLookup
-	cols []resultColumn
+	cols []query.Column
 	out  []int // schema index of each output column
 	// empty is set by LIMIT 0 or an OFFSET: the row found is not returned.
 	empty bool
@@ -49,7 +50,7 @@ func (s *Stmt) lookupRows(ctx context.Context, args []sqlplan.Arg) (rows *Rows, 
 	if !ok {
 		return nil, false, nil
 	}
-	lookup := s.engine().LookupKey
+	lookup := s.conn.engine().LookupKey
 	if v := s.conn.readView(); v != nil {
 		// In a transaction the key is read in its view.
 		lookup = v.LookupKey
@@ -70,7 +71,7 @@ func (s *Stmt) lookupRows(ctx context.Context, args []sqlplan.Arg) (rows *Rows, 
 		conv := converter{loc: s.conn.connector.cfg.Location}
 		vals = make([]driver.Value, len(pl.out))
 		for i, c := range pl.out {
-			vals[i] = conv.value(pl.cols[i].typ, row[c])
+			vals[i] = conv.value(pl.cols[i].Type, row[c])
 		}
 	}
 	return newValueRows(ctx, pl.cols, vals), true, nil
@@ -98,7 +99,7 @@ func (s *Stmt) prepareLookup(sel *sqlplan.Select, sp *sqlplan.SelectPlan) {
 		return
 	}
 	pl.out = out
-	pl.tmpl, pl.key, pl.cols = tmpl, key, resultColumns(sp)
+	pl.tmpl, pl.key, pl.cols = tmpl, key, query.ResultColumns(sp)
 	pl.empty = sp.Limit == 0 || sp.Offset > 0
 }
 
@@ -106,7 +107,7 @@ func (s *Stmt) prepareLookup(sel *sqlplan.Select, sp *sqlplan.SelectPlan) {
 // statement's template, shared by its executions: it is read, never
 // changed; rows are this execution's.
 func (s *Stmt) bindInsert(ctx context.Context, ins *sqlplan.Insert, args []sqlplan.Arg) (plan *sqlplan.InsertPlan, rows [][]any, err error) {
-	eng := s.engine()
+	eng := s.conn.engine()
 	db := s.conn.database
 	pi := s.prepInsert
 	if pi != nil && pi.db == db {

@@ -10,15 +10,14 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/flusslite/fluss/exec"
 	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/query"
 )
 
-// resultColumn describes one column of a result.
-type resultColumn struct {
-	name     string
-	typ      metadata.DataType
-	nullable bool
+// batches is what Rows reads: a query.Result, or the batches of none.
+type batches interface {
+	Next(ctx context.Context) (query.Batch, error)
+	Close() error
 }
 
 // Rows streams a result batch by batch. It is not safe for concurrent use
@@ -26,8 +25,8 @@ type resultColumn struct {
 // scan under it.
 type Rows struct {
 	ctx   context.Context
-	cols  []resultColumn
-	op    exec.Operator
+	cols  []query.Column
+	op    batches
 	conv  *converter
 	types []metadata.DataType // of cols
 	// cur is the batch Next reads, converted (nil: none), pos its next
@@ -57,31 +56,31 @@ var (
 	_ driver.RowsColumnTypePrecisionScale   = (*Rows)(nil)
 )
 
-func newRows(ctx context.Context, cols []resultColumn, op exec.Operator, conv *converter) *Rows {
+func newRows(ctx context.Context, cols []query.Column, op batches, conv *converter) *Rows {
 	types := make([]metadata.DataType, len(cols))
 	for i, c := range cols {
-		types[i] = c.typ
+		types[i] = c.Type
 	}
 	return &Rows{ctx: ctx, cols: cols, op: op, conv: conv, types: types}
 }
 
 // newValueRows returns the rows of one row of driver values, or of none
 // when row is nil.
-func newValueRows(ctx context.Context, cols []resultColumn, row []driver.Value) *Rows {
+func newValueRows(ctx context.Context, cols []query.Column, row []driver.Value) *Rows {
 	return &Rows{ctx: ctx, cols: cols, op: noRows{}, one: row}
 }
 
-// noRows is the operator of a result without batches.
+// noRows is a result without batches.
 type noRows struct{}
 
-func (noRows) Next(context.Context) (exec.Batch, error) { return exec.Batch{}, io.EOF }
-func (noRows) Close() error                             { return nil }
+func (noRows) Next(context.Context) (query.Batch, error) { return query.Batch{}, io.EOF }
+func (noRows) Close() error                              { return nil }
 
 // Columns returns the result's column names.
 func (r *Rows) Columns() []string {
 	names := make([]string, len(r.cols))
 	for i, c := range r.cols {
-		names[i] = c.name
+		names[i] = c.Name
 	}
 	return names
 }
@@ -207,9 +206,9 @@ var (
 // the MySQL driver does. Never nil.
 func (r *Rows) ColumnTypeScanType(i int) reflect.Type {
 	c := r.cols[i]
-	t := c.typ
+	t := c.Type
 	pick := func(plain, null reflect.Type) reflect.Type {
-		if c.nullable {
+		if c.Nullable {
 			return null
 		}
 		return plain
@@ -243,7 +242,7 @@ func (r *Rows) ColumnTypeScanType(i int) reflect.Type {
 // scalar types (BIGINT, DECIMAL, TIMESTAMP_LTZ) and the full type for
 // nested ones (ARRAY<INT>).
 func (r *Rows) ColumnTypeDatabaseTypeName(i int) string {
-	t := r.cols[i].typ
+	t := r.cols[i].Type
 	if t.IsNested() {
 		return t.String()
 	}
@@ -255,13 +254,13 @@ func (r *Rows) ColumnTypeDatabaseTypeName(i int) string {
 
 // ColumnTypeNullable reports the column's nullability from the schema.
 func (r *Rows) ColumnTypeNullable(i int) (nullable, ok bool) {
-	return r.cols[i].nullable, true
+	return r.cols[i].Nullable, true
 }
 
 // ColumnTypeLength is n for CHAR(n) and BINARY(n) and unbounded for
 // STRING and BYTES.
 func (r *Rows) ColumnTypeLength(i int) (length int64, ok bool) {
-	t := r.cols[i].typ
+	t := r.cols[i].Type
 	switch t.Root {
 	case metadata.Char, metadata.Binary:
 		return int64(t.Length), true
@@ -274,7 +273,7 @@ func (r *Rows) ColumnTypeLength(i int) (length int64, ok bool) {
 // ColumnTypePrecisionScale is (p, s) for DECIMAL and (p, 0) for TIME,
 // TIMESTAMP and TIMESTAMP_LTZ, whose precision is their fractional digits.
 func (r *Rows) ColumnTypePrecisionScale(i int) (precision, scale int64, ok bool) {
-	t := r.cols[i].typ
+	t := r.cols[i].Type
 	switch t.Root {
 	case metadata.Decimal:
 		return int64(t.Precision), int64(t.Scale), true

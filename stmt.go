@@ -8,10 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flusslite/fluss/lake"
 	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/query"
 	"github.com/flusslite/fluss/sqlplan"
-	"github.com/flusslite/fluss/storage"
 )
 
 // Stmt is a parsed statement. It is bound to the catalog and its arguments
@@ -122,7 +121,7 @@ func (s *Stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 	res, err := s.exec(ctx, args)
 	info := QueryInfo{SQL: s.text, Args: len(args), Duration: time.Since(start), Err: err}
 	if r, ok := res.(result); ok {
-		info.Rows = r.rowsAffected
+		info.Rows = r.ExecResult.RowsAffected
 	}
 	c.observe(ctx, info)
 	return res, err
@@ -135,21 +134,7 @@ func (s *Stmt) exec(ctx context.Context, args []driver.NamedValue) (driver.Resul
 	if err := s.checkArgs(args); err != nil {
 		return nil, err
 	}
-	switch st := s.parsed.(type) {
-	case *sqlplan.Insert, *sqlplan.Update, *sqlplan.Delete:
-		wargs := s.writeArgs(args)
-		res, err := s.write(ctx, wargs)
-		clear(wargs) // the values are the caller's, not the statement's to keep
-		if err != nil {
-			return nil, s.wrapErr(err)
-		}
-		return res, nil
-	case *sqlplan.CreateTableAs:
-		res, err := s.createTableAs(ctx, st, toArgs(args))
-		if err != nil {
-			return nil, s.wrapErr(err)
-		}
-		return res, nil
+	switch s.parsed.(type) {
 	case *sqlplan.Select, *sqlplan.Compound, *sqlplan.Explain, *sqlplan.ShowDatabases, *sqlplan.ShowTables,
 		*sqlplan.ShowPartitions, *sqlplan.Describe, *sqlplan.ShowCreateTable, *sqlplan.Call:
 		rows, err := s.queryContext(ctx, args)
@@ -167,10 +152,13 @@ func (s *Stmt) exec(ctx context.Context, args []driver.NamedValue) (driver.Resul
 			}
 		}
 	}
-	if err := s.execDDL(ctx); err != nil {
+	wargs := s.writeArgs(args)
+	res, err := s.run(ctx, wargs)
+	clear(wargs) // the values are the caller's, not the statement's to keep
+	if err != nil {
 		return nil, s.wrapErr(err)
 	}
-	return result{}, nil
+	return result{res}, nil
 }
 
 // QueryContext runs the statement and returns its rows. Statements that
@@ -244,196 +232,75 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-func (s *Stmt) engine() *storage.Engine { return s.conn.connector.shared.engine }
-
-func (s *Stmt) lake() *lake.Lake { return s.conn.connector.shared.lake }
-
 func (s *Stmt) converter() *converter {
 	return &converter{loc: s.conn.connector.cfg.Location}
 }
 
-// path fills in the current database of an unqualified table name.
-func (s *Stmt) path(p metadata.TablePath) metadata.TablePath {
-	if p.Database == "" {
-		p.Database = s.conn.database
-	}
-	return p
-}
-
+// query runs the statement in the connection's session and returns its
+// rows. A SELECT is answered by the statement's kept point lookup when it
+// has one that applies (prepared.go).
 func (s *Stmt) query(ctx context.Context, args []sqlplan.Arg) (*Rows, error) {
-	eng := s.engine()
-	switch st := s.parsed.(type) {
-	case *sqlplan.Select:
-		return s.selectRows(ctx, st, args)
-	case *sqlplan.Compound:
-		return s.compoundRows(ctx, st, args)
-	case *sqlplan.Explain:
-		lines, err := s.explainLines(ctx, st, args)
+	sel, ok := s.parsed.(*sqlplan.Select)
+	if !ok {
+		if _, write := s.parsed.(*sqlplan.Insert); write {
+			if _, err := s.run(ctx, args); err != nil {
+				return nil, err
+			}
+			return newRows(ctx, nil, noRows{}, s.converter()), nil
+		}
+		sess := s.conn.session()
+		res, err := sess.Query(ctx, s.parsed, args)
+		s.conn.database = sess.Database
 		if err != nil {
 			return nil, err
 		}
-		rows := make([][]any, len(lines))
-		for i, l := range lines {
-			rows[i] = []any{l}
-		}
-		return s.static(ctx, []resultColumn{{name: "plan", typ: metadata.StringType()}}, rows)
-	case *sqlplan.ShowDatabases:
-		dbs, err := eng.ListDatabases(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return s.static(ctx, []resultColumn{{name: "database_name", typ: metadata.StringType()}}, column(dbs))
-	case *sqlplan.ShowTables:
-		db := st.Database
-		if db == "" {
-			db = s.conn.database
-		}
-		tables, err := s.showTables(ctx, db)
-		if err != nil {
-			return nil, err
-		}
-		return s.static(ctx, []resultColumn{{name: "table_name", typ: metadata.StringType()}}, column(tables))
-	case *sqlplan.ShowPartitions:
-		return s.showPartitions(ctx, s.path(st.Table))
-	case *sqlplan.Describe:
-		rows, err := s.describe(ctx, s.path(st.Table))
-		if isViewErr(err) {
-			return s.describeView(ctx, s.path(st.Table))
-		}
-		return rows, err
-	case *sqlplan.ShowCreateTable:
-		if st.View {
-			return s.showCreateView(ctx, s.path(st.Table))
-		}
-		rows, err := s.showCreateTable(ctx, s.path(st.Table))
-		if isViewErr(err) {
-			return s.showCreateView(ctx, s.path(st.Table))
-		}
-		return rows, err
-	case *sqlplan.CreateTableAs:
-		if _, err := s.createTableAs(ctx, st, args); err != nil {
-			return nil, err
-		}
-		return s.static(ctx, nil, nil)
-	case *sqlplan.Call:
-		return s.call(ctx, st, args)
-	case *sqlplan.Insert, *sqlplan.Update, *sqlplan.Delete:
-		if _, err := s.write(ctx, args); err != nil {
-			return nil, err
-		}
-		return s.static(ctx, nil, nil)
+		return newRows(ctx, res.Columns, res, s.converter()), nil
 	}
-	if err := s.execDDL(ctx); err != nil {
+	if rows, ok, err := s.lookupRows(ctx, args); ok {
+		return rows, err
+	}
+	res, err := s.conn.session().Select(ctx, sel, args, func(sp *sqlplan.SelectPlan) { s.prepareLookup(sel, sp) })
+	if err != nil {
 		return nil, err
 	}
-	return s.static(ctx, nil, nil)
+	return newRows(ctx, res.Columns, res, s.converter()), nil
 }
 
-// write runs INSERT, UPDATE or DELETE, or buffers it in the connection's
-// transaction, and returns its result.
-func (s *Stmt) write(ctx context.Context, args []sqlplan.Arg) (result, error) {
-	var (
-		n   int64
-		err error
-	)
-	switch st := s.parsed.(type) {
-	case *sqlplan.Insert:
-		return s.insert(ctx, st, args)
-	case *sqlplan.Update:
-		n, err = s.update(ctx, st, args)
-	case *sqlplan.Delete:
-		n, err = s.delete(ctx, st, args)
-	default:
-		err = fmt.Errorf("statement %T is not a write: %w", s.parsed, metadata.ErrUnsupported)
-	}
-	return result{rowsAffected: n}, err
-}
-
-// execDDL runs a statement that returns no rows.
-func (s *Stmt) execDDL(ctx context.Context) error {
-	eng := s.engine()
-	if _, use := s.parsed.(*sqlplan.Use); !use {
-		if err := s.conn.checkTxStatement("DDL"); err != nil {
-			return err
-		}
-	}
-	switch st := s.parsed.(type) {
-	case *sqlplan.CreateDatabase:
-		return eng.CreateDatabase(ctx, st.Name, st.IfNotExists)
-	case *sqlplan.DropDatabase:
-		if err := eng.DropDatabase(ctx, st.Name, st.IfExists, st.Cascade); err != nil {
-			return err
-		}
-		if strings.EqualFold(st.Name, s.conn.database) {
-			s.conn.database = metadata.DefaultDatabase
-		}
-		// The engine forgot the tables; their lake files go with them.
-		return s.conn.connector.shared.tiering.RemoveDroppedLakes(context.WithoutCancel(ctx))
-	case *sqlplan.CreateTable:
-		desc := st.Table
-		desc.Path = s.path(desc.Path)
-		if _, err := eng.CreateTable(ctx, desc, st.IfNotExists); err != nil {
-			return err
-		}
-		// Clauses of the MySQL dialect that have no effect here (secondary
-		// indexes, ENGINE, ...) are said once, to the connector's logger.
-		if l := s.conn.connector.logger; l != nil {
-			for _, n := range st.Notes {
-				l.InfoContext(ctx, "CREATE TABLE: "+n, "table", desc.Path.String())
-			}
-		}
-		return nil
-	case *sqlplan.CreateView:
-		return s.createView(ctx, st)
-	case *sqlplan.DropView:
-		return s.dropView(ctx, st)
-	case *sqlplan.DropTable:
-		if err := eng.DropTable(ctx, s.path(st.Table), st.IfExists); err != nil {
-			return err
-		}
-		// The engine forgot the table; its lake files go with it.
-		return s.conn.connector.shared.tiering.RemoveDroppedLakes(context.WithoutCancel(ctx))
-	case *sqlplan.AddPartition:
-		_, err := eng.CreatePartition(ctx, s.path(st.Table), specMap(st.Spec), st.IfNotExists)
-		return err
-	case *sqlplan.DropPartition:
-		return eng.DropPartition(ctx, s.path(st.Table), specMap(st.Spec), st.IfExists)
-	case *sqlplan.SetOptions:
-		_, err := eng.AlterTable(ctx, s.path(st.Table), st.Options)
-		return err
-	case *sqlplan.AddColumn:
-		return fmt.Errorf("ALTER TABLE ... ADD COLUMN is not supported yet: %w", metadata.ErrUnsupported)
-	case *sqlplan.Use:
-		dbs, err := eng.ListDatabases(ctx)
+// run runs a statement that returns no rows in the connection's session.
+// An INSERT ... VALUES is bound through the statement's kept binding
+// (prepared.go).
+func (s *Stmt) run(ctx context.Context, args []sqlplan.Arg) (query.ExecResult, error) {
+	sess := s.conn.session()
+	if ins, ok := s.parsed.(*sqlplan.Insert); ok && ins.Select == nil && ins.Compound == nil {
+		plan, rows, err := s.bindInsert(ctx, ins, args)
 		if err != nil {
-			return err
+			return query.ExecResult{}, err
 		}
-		for _, d := range dbs {
-			if strings.EqualFold(d, st.Database) {
-				s.conn.database = d
-				return nil
-			}
-		}
-		return fmt.Errorf("database %s does not exist: %w", st.Database, metadata.ErrNotFound)
+		return sess.InsertValues(ctx, plan, rows)
 	}
-	return fmt.Errorf("statement %T: %w", s.parsed, metadata.ErrUnsupported)
+	res, err := sess.Run(ctx, s.parsed, args)
+	s.conn.database = sess.Database
+	return res, err
 }
 
-func specMap(spec []sqlplan.PartitionValue) map[string]string {
-	m := make(map[string]string, len(spec))
-	for _, kv := range spec {
-		m[kv.Key] = kv.Value
+// result is the driver.Result of Exec.
+type result struct{ query.ExecResult }
+
+// LastInsertId returns what MySQL's server reports for an INSERT into a
+// table with an auto-increment column: the first value the statement
+// generated, else the last value it gave the column, else 0. On other
+// tables and statements it is an error.
+func (r result) LastInsertId() (int64, error) {
+	if r.HasLastInsertID {
+		return r.LastInsertID, nil
 	}
-	return m
+	return 0, wrapErr(fmt.Errorf("LastInsertId needs a table with an auto-increment column: %w", metadata.ErrUnsupported))
 }
 
-func column(values []string) [][]any {
-	rows := make([][]any, len(values))
-	for i, v := range values {
-		rows[i] = []any{v}
-	}
-	return rows
-}
+// RowsAffected counts appended rows, or rows inserted plus rows whose
+// stored value changed (a no-op upsert or a delete of a missing key
+// counts 0), as the write counted them when Exec ran.
+func (r result) RowsAffected() (int64, error) { return r.ExecResult.RowsAffected, nil }
 
 // wrapErr is the package's wrapErr with the error placed in the
 // statement's text.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/flusslite/fluss/metadata"
-	"github.com/flusslite/fluss/planner"
 	"github.com/flusslite/fluss/storage"
 )
 
@@ -51,10 +50,7 @@ type Tx struct {
 	readOnly bool
 }
 
-var (
-	_ driver.Tx        = (*Tx)(nil)
-	_ planner.ReadView = (*storage.ReadView)(nil)
-)
+var _ driver.Tx = (*Tx)(nil)
 
 // BeginTx starts a transaction: it takes the read view every query of the
 // transaction reads. See Tx for what the isolation levels mean.
@@ -123,56 +119,4 @@ func (c *Conn) readView() *storage.ReadView {
 		return nil
 	}
 	return c.tx.view
-}
-
-// txWrite buffers a write in the connection's transaction and returns the
-// rows it affects; ok is false outside a transaction, where the caller
-// writes itself. The caller has passed checkTxWrite.
-func (c *Conn) txWrite(ctx context.Context, w storage.Write) (n int64, ok bool, err error) {
-	return c.txWriteChecked(ctx, w, nil)
-}
-
-// txWriteChecked is txWrite for rows already checked against the table
-// (nil: not checked), which the buffer need not check again.
-func (c *Conn) txWriteChecked(ctx context.Context, w storage.Write, checked *storage.CheckedRows) (n int64, ok bool, err error) {
-	if c.tx == nil {
-		return 0, false, nil
-	}
-	if c.tx.buf == nil {
-		return 0, true, fmt.Errorf("write to %s in a read-only transaction: %w", w.Path, metadata.ErrReadOnly)
-	}
-	var res storage.WriteResult
-	if checked != nil {
-		res, err = c.tx.buf.AddChecked(ctx, w, *checked)
-	} else {
-		res, err = c.tx.buf.Add(ctx, w)
-	}
-	return res.RowsAffected, true, err
-}
-
-// checkTxWrite refuses a write (verb names the statement) before it does
-// any work: every write in a read-only transaction, and an UPDATE or
-// DELETE (readsTable) of a table the transaction has written, whose
-// buffered writes its read would not see.
-func (c *Conn) checkTxWrite(verb string, path metadata.TablePath, readsTable bool) error {
-	if c.tx == nil {
-		return nil
-	}
-	if c.tx.buf == nil {
-		return fmt.Errorf("%s of %s in a read-only transaction: %w", verb, path, metadata.ErrReadOnly)
-	}
-	if readsTable && c.tx.buf.Wrote(path) {
-		return fmt.Errorf("%s of %s after this transaction wrote to it: reads in a transaction see the snapshot taken at Begin, not its own writes, so the statement could undo them; commit first: %w",
-			verb, path, metadata.ErrUnsupported)
-	}
-	return nil
-}
-
-// checkTxStatement refuses, inside a transaction, the statements that
-// would take effect on their own: DDL and CALL.
-func (c *Conn) checkTxStatement(what string) error {
-	if c.tx == nil {
-		return nil
-	}
-	return fmt.Errorf("%s inside a transaction: it would take effect at once, not at Commit; run it outside the transaction: %w", what, metadata.ErrUnsupported)
 }

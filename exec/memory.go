@@ -24,7 +24,8 @@ type MemoryLimitError struct {
 	Limit int64
 	// Op is "GROUP BY", "ORDER BY", "DISTINCT", "COUNT(DISTINCT ...)",
 	// "JOIN", "UNION", "INTERSECT" or "EXCEPT";
-	// the driver reports "INSERT ... SELECT" for the rows it holds.
+	// query reports "INSERT ... SELECT", "CREATE TABLE ... AS" and "a
+	// subquery" for the rows a statement holds.
 	Op string
 	// Detail counts what the operator held: "1,234 groups", "5,000 rows".
 	Detail string

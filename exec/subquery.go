@@ -15,8 +15,8 @@ import (
 	"github.com/flusslite/fluss/sqlplan"
 )
 
-// SubqueryRunner runs the inner query of a subquery; the driver implements
-// it (exec reads no table). It must be safe to call from the goroutine
+// SubqueryRunner runs the inner query of a subquery; query.Session
+// implements it (exec reads no table). It must be safe to call from the goroutine
 // that drives the operators; calls do not overlap.
 type SubqueryRunner interface {
 	// RunSubquery runs sub's inner query with outer as the values of its

@@ -1,11 +1,3 @@
-// Package query turns a bound query over a FROM tree (sqlplan.Relation)
-// into a tree of exec operators and runs it: each table is read through
-// the single-table path (a point lookup or the table's split planner,
-// behind Reader), joins run as hash joins (a nested loop when the
-// condition has no equality), and the clauses above the FROM tree run
-// through exec.Build as they do over one table. Set operations
-// (OpenCompound) run each SELECT so, then exec.SetOp over them. Session
-// is the single-table path itself, the Reader a statement runs with.
 package query
 
 import (

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -21,7 +22,8 @@ import (
 	"github.com/flusslite/fluss/storage"
 )
 
-// InfoSchemaDB is the read-only database that describes the catalog.
+// InfoSchemaDB is the read-only database that describes the catalog, as
+// in MySQL: ORMs (GORM's HasTable and ColumnTypes) and tools query it.
 const InfoSchemaDB = "information_schema"
 
 // IsInfoSchema reports whether a bound SELECT reads information_schema.
@@ -29,26 +31,61 @@ func IsInfoSchema(sp *sqlplan.SelectPlan) bool {
 	return sp.From && sp.Table.Path.Database == InfoSchemaDB
 }
 
-// Session is the single-table read of one statement: a point lookup or
-// a scan of the table's planned splits, a SELECT without FROM, and their
-// EXPLAIN and EXPLAIN ANALYZE. It is the Reader of the queries over a
-// FROM tree and of set operations the statement runs.
+// Session runs one statement of a connection: it binds the statement
+// against the catalog in the current database, reads through the
+// single-table path (a point lookup or a scan of the table's planned
+// splits, a SELECT without FROM, and their EXPLAIN and EXPLAIN ANALYZE)
+// and, over it, the operator trees of Open and OpenCompound, and writes
+// with one storage.Engine.Commit or into the transaction's write buffer.
+// It is the Reader of the queries over a FROM tree and of the set
+// operations the statement runs. The connection builds one per statement
+// (NewSession) from its state; USE and DROP DATABASE leave the new
+// current database in Database. A session is used by one goroutine at a
+// time; the results it opens may outlive the statement and read at the
+// view it held.
 type Session struct {
 	Engine *storage.Engine
 	Lake   *lake.Lake
+	// Tiering runs CALL sys.tier and removes the lake files of dropped
+	// tables; it must be set.
+	Tiering Tiering
+	// Database is the current database; USE and DROP DATABASE change it.
+	Database string
 	// View is the transaction's read view; nil outside one. Every lookup
 	// and every planned scan reads at it.
 	View *storage.ReadView
-	// Exec are the options of the operators above the read.
-	Exec exec.Options
+	// Writes buffers the transaction's writes; nil outside one and in a
+	// read-only one (View set).
+	Writes *storage.WriteBuffer
+	// MemoryLimit bounds what the operators and the rows a statement
+	// holds may use (memory.limit); <= 0: unlimited.
+	MemoryLimit int64
 	// MaxRecordsPerSplit cuts log-only ranges longer than this (a query's
 	// hint wins); 0: never.
 	MaxRecordsPerSplit int64
 	// Threads bounds the split readers of one scan.
 	Threads int
-	// InfoSchema opens a query of information_schema, which is answered
-	// from the catalog the caller holds; nil refuses one.
-	InfoSchema func(ctx context.Context, sp *sqlplan.SelectPlan) (exec.Operator, error)
+	// Logger hears what a statement accepts but ignores (CREATE TABLE's
+	// notes); nil: nobody.
+	Logger *slog.Logger
+	// Exec are the options of the operators above the read: NewSession
+	// sets them from MemoryLimit, with the session as their subquery
+	// runner.
+	Exec exec.Options
+}
+
+// Tiering is the tiering service a session calls.
+type Tiering interface {
+	Tier(ctx context.Context, path metadata.TablePath) (int64, error)
+	RemoveDroppedLakes(ctx context.Context) error
+}
+
+// NewSession returns a session with s's settings whose operators run
+// their subqueries through it.
+func NewSession(s Session) *Session {
+	sess := &s
+	sess.Exec = exec.Options{MemoryLimit: s.MemoryLimit, Subqueries: subqueryRunner{s: sess}}
+	return sess
 }
 
 var _ Reader = (*Session)(nil)
@@ -84,10 +121,7 @@ func (s *Session) OpenSelect(ctx context.Context, sp *sqlplan.SelectPlan, onLook
 	case !sp.From:
 		return s.openNoFrom(sp)
 	case IsInfoSchema(sp):
-		if s.InfoSchema == nil {
-			return nil, fmt.Errorf("%s is answered from the catalog, which this read has not: %w", sp.Table.Path, metadata.ErrUnsupported)
-		}
-		return s.InfoSchema(ctx, sp)
+		return s.openInfoSchema(ctx, sp)
 	}
 	p, err := s.planScan(ctx, sp)
 	if err != nil {

@@ -263,7 +263,7 @@ func (t *InsertTemplate) Rows(args []Arg) ([][]any, error) {
 // one value per target column the statement gives, in list order, to a
 // full row in schema order: the same conversions and errors as Rows gives
 // a row of VALUES. A generated column the list leaves out stays nil, for
-// the driver to fill.
+// query to fill.
 func (p *InsertPlan) SelectRow(r int, vals []any) ([]any, error) {
 	cols := p.Table.Schema.Columns
 	if len(vals) > len(p.Columns) {

@@ -7,7 +7,7 @@ import (
 	"github.com/flusslite/fluss/metadata"
 )
 
-// UpdatePlan is an UPDATE bound to its primary-key table. The driver runs
+// UpdatePlan is an UPDATE bound to its primary-key table. query.Session runs
 // Read, computes each new row from the old one by evaluating the Set
 // expressions over it, and upserts the rows that changed.
 type UpdatePlan struct {
@@ -35,7 +35,7 @@ type BoundAssignment struct {
 	Expr Expr
 }
 
-// DeletePlan is a DELETE bound to its primary-key table. The driver runs
+// DeletePlan is a DELETE bound to its primary-key table. query.Session runs
 // Read and deletes the keys of the rows it returns.
 type DeletePlan struct {
 	Table metadata.TableInfo

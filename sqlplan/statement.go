@@ -36,14 +36,14 @@ type DropDatabase struct {
 }
 
 // CreateTable is CREATE TABLE. Table.Path.Database is "" when the name is
-// unqualified: the driver fills in the connection's current database.
+// unqualified: the session fills in its current database.
 // Primary-key columns are marked NotNull, as Fluss does.
 type CreateTable struct {
 	Table       metadata.TableDescriptor
 	IfNotExists bool
 	// Notes name the clauses of a MySQL-dialect statement that were
 	// accepted without effect (secondary indexes, UNIQUE, FOREIGN KEY,
-	// ENGINE, character sets), one sentence each, for the driver to log.
+	// ENGINE, character sets), one sentence each, for the session to log.
 	// They are not part of the canonical form.
 	Notes []string
 }

@@ -29,7 +29,7 @@ type DropView struct {
 // CreateTableAs is CREATE TABLE [IF NOT EXISTS] t [(PRIMARY KEY (k)
 // NOT ENFORCED)] [COMMENT '...'] [PARTITIONED BY (...)] [WITH (...)] AS
 // query: a table whose columns are the query's output, filled with its
-// rows. Table has no columns yet (the driver takes them from the bound
+// rows. Table has no columns yet (query takes them from the bound
 // query); its Schema.PrimaryKey, PartitionKeys, Options and Comment are
 // the statement's.
 type CreateTableAs struct {

@@ -1,23 +1,16 @@
-package fluss
+package query
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
 	"github.com/flusslite/fluss/exec"
 	"github.com/flusslite/fluss/metadata"
-	"github.com/flusslite/fluss/query"
 	"github.com/flusslite/fluss/sqlplan"
-	"github.com/flusslite/fluss/storage"
 )
-
-// infoSchemaDB is the read-only database that describes the catalog, as in
-// MySQL: ORMs (GORM's HasTable and ColumnTypes) and tools query it.
-const infoSchemaDB = query.InfoSchemaDB
 
 // infoSchemaTables are the columns of each information_schema table. The
 // names follow MySQL's, lower case; the extra columns of .columns are the
@@ -85,42 +78,25 @@ var infoSchemaTables = map[string][]metadata.Column{
 func infoSchemaInfo(path metadata.TablePath) (metadata.TableInfo, bool) {
 	name := strings.ToLower(path.Table)
 	cols, ok := infoSchemaTables[name]
-	if !ok || !strings.EqualFold(path.Database, infoSchemaDB) {
+	if !ok || !strings.EqualFold(path.Database, InfoSchemaDB) {
 		return metadata.TableInfo{}, false
 	}
 	return metadata.TableInfo{
-		Path:   metadata.TablePath{Database: infoSchemaDB, Table: name},
+		Path:   metadata.TablePath{Database: InfoSchemaDB, Table: name},
 		Schema: metadata.Schema{Columns: cols},
 	}, true
-}
-
-// sessionCatalog is the catalog a SELECT binds against: the engine's,
-// plus the information_schema tables.
-type sessionCatalog struct {
-	eng *storage.Engine
-}
-
-func (c sessionCatalog) TableInfo(ctx context.Context, path metadata.TablePath) (metadata.TableInfo, error) {
-	if strings.EqualFold(path.Database, infoSchemaDB) {
-		if info, ok := infoSchemaInfo(path); ok {
-			return info, nil
-		}
-		return metadata.TableInfo{}, fmt.Errorf("information_schema has no table %s (known: schemata, tables, views, columns, statistics): %w",
-			path.Table, metadata.ErrNotFound)
-	}
-	return c.eng.TableInfo(ctx, path)
 }
 
 // openInfoSchema builds the operators of a SELECT on information_schema:
 // the whole table is built from the catalog in memory, then the query's
 // filter, aggregation, projection and ordering run over it as over any
 // scan.
-func (s *Stmt) openInfoSchema(ctx context.Context, sp *sqlplan.SelectPlan) (exec.Operator, error) {
+func (s *Session) openInfoSchema(ctx context.Context, sp *sqlplan.SelectPlan) (exec.Operator, error) {
 	rows, err := s.infoSchemaData(ctx, sp.Table.Path.Table)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := buildRecord(schemaColumns(&sp.Table), rows)
+	rec, err := BuildRecord(sp.Table.Schema.Columns, rows)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +106,7 @@ func (s *Stmt) openInfoSchema(ctx context.Context, sp *sqlplan.SelectPlan) (exec
 	}
 	q := exec.QueryOf(sp)
 	q.Filter = sqlplan.Conjuncts(sp.Where)
-	op, err := exec.Build(query.NewStatic(rec), q, exec.NewLayout(len(all), all), s.execOptions())
+	op, err := exec.Build(NewStatic(rec), q, exec.NewLayout(len(all), all), s.Exec)
 	if err != nil {
 		rec.Release()
 		return nil, err
@@ -140,8 +116,8 @@ func (s *Stmt) openInfoSchema(ctx context.Context, sp *sqlplan.SelectPlan) (exec
 
 // infoSchemaData lists the rows of one information_schema table. A table
 // dropped while it is listed is skipped.
-func (s *Stmt) infoSchemaData(ctx context.Context, table string) ([][]any, error) {
-	eng := s.engine()
+func (s *Session) infoSchemaData(ctx context.Context, table string) ([][]any, error) {
+	eng := s.Engine
 	dbs, err := eng.ListDatabases(ctx)
 	if err != nil {
 		return nil, err
@@ -149,7 +125,7 @@ func (s *Stmt) infoSchemaData(ctx context.Context, table string) ([][]any, error
 	const catalog = "def"
 	var rows [][]any
 	if table == "schemata" {
-		rows = append(rows, []any{catalog, infoSchemaDB})
+		rows = append(rows, []any{catalog, InfoSchemaDB})
 		for _, db := range dbs {
 			rows = append(rows, []any{catalog, db})
 		}

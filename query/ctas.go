@@ -1,4 +1,4 @@
-package fluss
+package query
 
 import (
 	"context"
@@ -18,55 +18,55 @@ import (
 // (nullable, except the primary key's) and the rows are written in one
 // commit. A write that fails drops the new table again, so the statement
 // leaves a table filled with every row or no table.
-func (s *Stmt) createTableAs(ctx context.Context, st *sqlplan.CreateTableAs, args []sqlplan.Arg) (result, error) {
-	if err := s.conn.checkTxStatement("DDL"); err != nil {
-		return result{}, err
+func (s *Session) createTableAs(ctx context.Context, st *sqlplan.CreateTableAs, args []sqlplan.Arg) (ExecResult, error) {
+	if err := s.checkTxStatement("DDL"); err != nil {
+		return ExecResult{}, err
 	}
-	eng := s.engine()
+	eng := s.Engine
 	desc := st.Table
 	desc.Path = s.path(desc.Path)
-	if desc.Path.Database == infoSchemaDB {
-		return result{}, fmt.Errorf("cannot create table %s: information_schema is read-only: %w", desc.Path, metadata.ErrReadOnly)
+	if desc.Path.Database == InfoSchemaDB {
+		return ExecResult{}, fmt.Errorf("cannot create table %s: information_schema is read-only: %w", desc.Path, metadata.ErrReadOnly)
 	}
 	if st.IfNotExists {
 		_, err := eng.TableInfo(ctx, desc.Path)
 		if err == nil {
-			return result{}, nil
+			return ExecResult{}, nil
 		}
 		if !errors.Is(err, metadata.ErrNotFound) {
-			return result{}, err
+			return ExecResult{}, err
 		}
 	}
 	sp, err := s.bindSelect(ctx, st.Select, args)
 	if err != nil {
-		return result{}, err
+		return ExecResult{}, err
 	}
-	cols := resultColumns(sp)
+	cols := ResultColumns(sp)
 	types := make([]metadata.DataType, len(cols))
 	desc.Schema.Columns = make([]metadata.Column, len(cols))
 	for i, c := range cols {
-		types[i] = c.typ
-		desc.Schema.Columns[i] = metadata.Column{Name: c.name, Type: c.typ}
+		types[i] = c.Type
+		desc.Schema.Columns[i] = metadata.Column{Name: c.Name, Type: c.Type}
 	}
 	// The table's definition is checked before the query runs, so that a
 	// bad key or option is reported without reading anything.
 	if _, err := metadata.NewTableInfo(desc, 1, 1, time.Now()); err != nil {
-		return result{}, fmt.Errorf("CREATE TABLE ... AS: %w", err)
+		return ExecResult{}, fmt.Errorf("CREATE TABLE ... AS: %w", err)
 	}
-	op, err := s.reader().Open(ctx, sp)
+	op, err := s.Open(ctx, sp)
 	if err != nil {
-		return result{}, err
+		return ExecResult{}, err
 	}
-	rows, err := collectRows(ctx, op, types, &rowBudget{limit: s.conn.connector.cfg.MemoryLimit, op: "CREATE TABLE ... AS"})
+	rows, err := collectRows(ctx, op, types, &rowBudget{limit: s.MemoryLimit, op: "CREATE TABLE ... AS"})
 	if err != nil {
-		return result{}, err
+		return ExecResult{}, err
 	}
 	info, err := eng.CreateTable(ctx, desc, false)
 	if err != nil {
-		return result{}, err
+		return ExecResult{}, err
 	}
 	if len(rows) == 0 {
-		return result{}, nil
+		return ExecResult{}, nil
 	}
 	w := storage.Write{Path: info.Path, Kind: storage.WriteAppend, Rows: rows}
 	if info.HasPrimaryKey() {
@@ -76,10 +76,10 @@ func (s *Stmt) createTableAs(ctx context.Context, st *sqlplan.CreateTableAs, arg
 	if err != nil {
 		// The table is this statement's; dropping it undoes the statement.
 		if derr := eng.DropTable(context.WithoutCancel(ctx), info.Path, false); derr != nil {
-			return result{}, errors.Join(fmt.Errorf("CREATE TABLE ... AS: %w", err),
+			return ExecResult{}, errors.Join(fmt.Errorf("CREATE TABLE ... AS: %w", err),
 				fmt.Errorf("dropping the new table %s again: %w", info.Path, derr))
 		}
-		return result{}, fmt.Errorf("CREATE TABLE ... AS: %w", err)
+		return ExecResult{}, fmt.Errorf("CREATE TABLE ... AS: %w", err)
 	}
-	return result{rowsAffected: n}, nil
+	return ExecResult{RowsAffected: n}, nil
 }

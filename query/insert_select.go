@@ -1,4 +1,4 @@
-package fluss
+package query
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"github.com/flusslite/fluss/exec"
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/planner"
-	"github.com/flusslite/fluss/query"
 	"github.com/flusslite/fluss/sqlplan"
 )
 
@@ -18,9 +17,9 @@ import (
 // end before the statement writes anything, so a SELECT of the target
 // table never reads the statement's own rows, and the write that follows
 // is one commit, as for VALUES. Until then the rows are held in memory,
-// charged to the connection's memory.limit: the commit path takes a
+// charged to memory.limit (Session.MemoryLimit): the commit path takes a
 // statement's rows whole.
-func (s *Stmt) insertSelectRows(ctx context.Context, ins *sqlplan.Insert, args []sqlplan.Arg) (*sqlplan.InsertPlan, [][]any, error) {
+func (s *Session) insertSelectRows(ctx context.Context, ins *sqlplan.Insert, args []sqlplan.Arg) (*sqlplan.InsertPlan, [][]any, error) {
 	sels := []*sqlplan.Select{ins.Select}
 	if ins.Compound != nil {
 		sels = ins.Compound.Selects()
@@ -32,14 +31,14 @@ func (s *Stmt) insertSelectRows(ctx context.Context, ins *sqlplan.Insert, args [
 	}
 	// The session's catalog, so that the query may read
 	// information_schema as a SELECT may.
-	plan, err := sqlplan.BindInsert(ctx, ins, sessionCatalog{eng: s.engine()}, s.conn.database, args)
+	plan, err := sqlplan.BindInsert(ctx, ins, sessionCatalog{eng: s.Engine}, s.Database, args)
 	if err != nil {
 		return nil, nil, err
 	}
-	if plan.Table.Path.Database == infoSchemaDB {
+	if plan.Table.Path.Database == InfoSchemaDB {
 		return nil, nil, fmt.Errorf("cannot INSERT INTO %s: information_schema is read-only: %w", plan.Table.Path, metadata.ErrReadOnly)
 	}
-	if err := s.conn.checkTxWrite("INSERT", plan.Table.Path, false); err != nil {
+	if err := s.checkTxWrite("INSERT", plan.Table.Path, false); err != nil {
 		return nil, nil, err
 	}
 	op, cols, err := s.openInsertQuery(ctx, plan)
@@ -48,10 +47,9 @@ func (s *Stmt) insertSelectRows(ctx context.Context, ins *sqlplan.Insert, args [
 	}
 	types := make([]metadata.DataType, len(cols))
 	for i, c := range cols {
-		types[i] = c.typ
+		types[i] = c.Type
 	}
-	limit := s.conn.connector.cfg.MemoryLimit
-	rows, err := collectRows(ctx, op, types, &rowBudget{limit: limit, op: "INSERT ... SELECT"})
+	rows, err := collectRows(ctx, op, types, &rowBudget{limit: s.MemoryLimit, op: "INSERT ... SELECT"})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -64,12 +62,41 @@ func (s *Stmt) insertSelectRows(ctx context.Context, ins *sqlplan.Insert, args [
 	return plan, rows, nil
 }
 
+// insertSelect runs INSERT ... SELECT: its query read to its end, then
+// its rows written as InsertValues writes them.
+func (s *Session) insertSelect(ctx context.Context, ins *sqlplan.Insert, args []sqlplan.Arg) (ExecResult, error) {
+	plan, rows, err := s.insertSelectRows(ctx, ins, args)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	return s.InsertValues(ctx, plan, rows)
+}
+
+// openInsertQuery opens the query of INSERT ... SELECT, with or without
+// set operations, after checking that a transaction does not read what
+// it wrote.
+func (s *Session) openInsertQuery(ctx context.Context, plan *sqlplan.InsertPlan) (exec.Operator, []Column, error) {
+	if plan.Compound == nil {
+		if err := s.checkTxRead(plan.Select); err != nil {
+			return nil, nil, err
+		}
+		op, err := s.Open(ctx, plan.Select)
+		return op, ResultColumns(plan.Select), err
+	}
+	for _, sp := range plan.Compound.Selects() {
+		if err := s.checkTxRead(sp); err != nil {
+			return nil, nil, err
+		}
+	}
+	op, err := OpenCompound(ctx, s, plan.Compound, s.Exec)
+	return op, compoundColumns(plan.Compound), err
+}
+
 // checkTxRead refuses, inside a transaction, a query of a table the
 // transaction has written: it would read the view taken at Begin without
 // those rows, and its upserts could undo them.
-func (s *Stmt) checkTxRead(sp *sqlplan.SelectPlan) error {
-	tx := s.conn.tx
-	if tx == nil || tx.buf == nil || !sp.From || query.IsInfoSchema(sp) {
+func (s *Session) checkTxRead(sp *sqlplan.SelectPlan) error {
+	if s.Writes == nil || !sp.From || IsInfoSchema(sp) {
 		return nil
 	}
 	if sp.Source != nil {
@@ -84,7 +111,7 @@ func (s *Stmt) checkTxRead(sp *sqlplan.SelectPlan) error {
 	if sp.Virtual != "" {
 		src = sp.Base.Path
 	}
-	if !tx.buf.Wrote(src) {
+	if !s.Writes.Wrote(src) {
 		return nil
 	}
 	return fmt.Errorf("INSERT ... SELECT reading %s after this transaction wrote to it: reads in a transaction see the snapshot taken at Begin, not its own writes, so the statement would miss them; commit first: %w",

@@ -1,16 +1,14 @@
-package fluss
+package query
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/planner"
 	"github.com/flusslite/fluss/sqlplan"
-	"github.com/flusslite/fluss/storage"
 )
 
 // A view is stored as its query's text and its column names; everything
@@ -18,18 +16,18 @@ import (
 // found by binding that text again, as a query of the view does.
 
 // createView runs CREATE VIEW. The query is bound now, in the
-// connection's database, so that a view that cannot be read is refused
+// session's current database, so that a view that cannot be read is refused
 // when it is created and its column names are fixed from then on, as
 // MySQL fixes them.
-func (s *Stmt) createView(ctx context.Context, st *sqlplan.CreateView) error {
+func (s *Session) createView(ctx context.Context, st *sqlplan.CreateView) error {
 	path := s.path(st.View)
-	if path.Database == infoSchemaDB {
+	if path.Database == InfoSchemaDB {
 		return fmt.Errorf("cannot create view %s: information_schema is read-only: %w", path, metadata.ErrReadOnly)
 	}
 	if err := planner.CheckOptions(st.Select.Hints); err != nil {
 		return fmt.Errorf("OPTIONS hint: %w", err)
 	}
-	sp, err := sqlplan.BindSelect(ctx, st.Select, creatingView{sessionCatalog{eng: s.engine()}, path}, s.conn.database, nil)
+	sp, err := sqlplan.BindSelect(ctx, st.Select, creatingView{sessionCatalog{eng: s.Engine}, path}, s.Database, nil)
 	if err != nil {
 		return fmt.Errorf("view %s: %w", path, err)
 	}
@@ -37,28 +35,12 @@ func (s *Stmt) createView(ctx context.Context, st *sqlplan.CreateView) error {
 	if err != nil {
 		return err
 	}
-	return s.engine().CreateView(ctx, metadata.ViewInfo{
+	return s.Engine.CreateView(ctx, metadata.ViewInfo{
 		Path:          path,
-		QueryDatabase: s.conn.database,
+		QueryDatabase: s.Database,
 		Query:         st.Query,
 		Columns:       names,
 	}, st.OrReplace, st.IfNotExists)
-}
-
-// creatingView is the catalog CREATE VIEW binds its query against: the
-// session's, where the view being created (or replaced) reads as a cycle,
-// not as its old definition, so that OR REPLACE cannot make a view that
-// reads itself through others.
-type creatingView struct {
-	sessionCatalog
-	path metadata.TablePath
-}
-
-func (c creatingView) View(ctx context.Context, path metadata.TablePath) (metadata.ViewInfo, bool, error) {
-	if path == c.path {
-		return metadata.ViewInfo{}, false, fmt.Errorf("view %s would read itself: %w", path, metadata.ErrUnsupported)
-	}
-	return c.sessionCatalog.View(ctx, path)
 }
 
 // viewColumnNames names a view's columns: its column list, which must
@@ -88,7 +70,7 @@ func viewColumnNames(path metadata.TablePath, list []string, sp *sqlplan.SelectP
 
 // bindView binds a view's stored query for what it returns: the columns
 // of DESCRIBE, SHOW CREATE VIEW and information_schema.columns.
-func (s *Stmt) bindView(ctx context.Context, v metadata.ViewInfo) ([]metadata.Column, error) {
+func (s *Session) bindView(ctx context.Context, v metadata.ViewInfo) ([]metadata.Column, error) {
 	st, err := sqlplan.Parse(v.Query)
 	if err != nil {
 		return nil, fmt.Errorf("view %s: its stored query no longer parses: %w", v.Path, err)
@@ -97,7 +79,7 @@ func (s *Stmt) bindView(ctx context.Context, v metadata.ViewInfo) ([]metadata.Co
 	if !ok {
 		return nil, fmt.Errorf("view %s: its stored query is a %T, not a query: %w", v.Path, st, metadata.ErrCorrupt)
 	}
-	sp, err := sqlplan.BindSelect(ctx, sel, sessionCatalog{eng: s.engine()}, v.QueryDatabase, nil)
+	sp, err := sqlplan.BindSelect(ctx, sel, sessionCatalog{eng: s.Engine}, v.QueryDatabase, nil)
 	if err != nil {
 		return nil, fmt.Errorf("view %s: %w", v.Path, err)
 	}
@@ -106,32 +88,15 @@ func (s *Stmt) bindView(ctx context.Context, v metadata.ViewInfo) ([]metadata.Co
 			v.Path, plural(len(v.Columns), "column"), plural(len(sp.Output), "column"), metadata.ErrInvalidValue)
 	}
 	cols := make([]metadata.Column, len(sp.Output))
-	for i, rc := range resultColumns(sp) {
-		cols[i] = metadata.Column{Name: v.Columns[i], Type: rc.typ, NotNull: !rc.nullable}
+	for i, rc := range ResultColumns(sp) {
+		cols[i] = metadata.Column{Name: v.Columns[i], Type: rc.Type, NotNull: !rc.Nullable}
 	}
 	return cols, nil
 }
 
 // dropView runs DROP VIEW.
-func (s *Stmt) dropView(ctx context.Context, st *sqlplan.DropView) error {
-	return s.engine().DropView(ctx, s.path(st.View), st.IfExists)
-}
-
-// showTables lists a database's tables and views, sorted, as MySQL's
-// SHOW TABLES does.
-func (s *Stmt) showTables(ctx context.Context, db string) ([]string, error) {
-	eng := s.engine()
-	tables, err := eng.ListTables(ctx, db)
-	if err != nil {
-		return nil, err
-	}
-	views, err := eng.ListViews(ctx, db)
-	if err != nil {
-		return nil, err
-	}
-	names := append(tables, views...)
-	sort.Strings(names)
-	return names, nil
+func (s *Session) dropView(ctx context.Context, st *sqlplan.DropView) error {
+	return s.Engine.DropView(ctx, s.path(st.View), st.IfExists)
 }
 
 // isViewErr reports whether err says a table statement met a view.
@@ -142,14 +107,14 @@ func isViewErr(err error) bool {
 
 // showCreateView answers SHOW CREATE VIEW v (and SHOW CREATE TABLE v)
 // with one row (view, statement), in MySQL's columns.
-func (s *Stmt) showCreateView(ctx context.Context, path metadata.TablePath) (*Rows, error) {
-	v, err := s.engine().View(ctx, path)
+func (s *Session) showCreateView(ctx context.Context, path metadata.TablePath) (*Result, error) {
+	v, err := s.Engine.View(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	return s.static(ctx, []resultColumn{
-		{name: "view", typ: metadata.StringType()},
-		{name: "create_view", typ: metadata.StringType()},
+	return staticResult([]Column{
+		{Name: "view", Type: metadata.StringType()},
+		{Name: "create_view", Type: metadata.StringType()},
 	}, [][]any{{v.Path.Table, createViewText(v)}})
 }
 
@@ -171,8 +136,8 @@ func quoteNames(names []string) string {
 
 // describeView answers DESCRIBE v: the view's columns with the types its
 // query gives them now.
-func (s *Stmt) describeView(ctx context.Context, path metadata.TablePath) (*Rows, error) {
-	v, err := s.engine().View(ctx, path)
+func (s *Session) describeView(ctx context.Context, path metadata.TablePath) (*Result, error) {
+	v, err := s.Engine.View(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -184,18 +149,18 @@ func (s *Stmt) describeView(ctx context.Context, path metadata.TablePath) (*Rows
 	for i, c := range cols {
 		rows[i] = []any{c.Name, c.Type.String(), !c.NotNull, "", nil}
 	}
-	return s.static(ctx, describeColumns, rows)
+	return staticResult(describeColumns, rows)
 }
 
 // infoSchemaViewRows are the rows of information_schema table for the
 // views of db: one per view in tables and views, one per column in
 // columns (a view whose query no longer binds has none there, as its
 // columns are unknown). A view dropped while it is listed is skipped.
-func (s *Stmt) infoSchemaViewRows(ctx context.Context, table, catalog, db string) ([][]any, error) {
+func (s *Session) infoSchemaViewRows(ctx context.Context, table, catalog, db string) ([][]any, error) {
 	if table != "tables" && table != "views" && table != "columns" {
 		return nil, nil
 	}
-	eng := s.engine()
+	eng := s.Engine
 	names, err := eng.ListViews(ctx, db)
 	if err != nil {
 		if errors.Is(err, metadata.ErrNotFound) {
@@ -231,38 +196,3 @@ func (s *Stmt) infoSchemaViewRows(ctx context.Context, table, catalog, db string
 	}
 	return rows, nil
 }
-
-// View makes the session's catalog a sqlplan.ViewCatalog, so binding
-// expands views. information_schema has none; a table's name is no view.
-func (c sessionCatalog) View(ctx context.Context, path metadata.TablePath) (metadata.ViewInfo, bool, error) {
-	if strings.EqualFold(path.Database, infoSchemaDB) {
-		return metadata.ViewInfo{}, false, nil
-	}
-	v, err := c.eng.View(ctx, path)
-	switch {
-	case err == nil:
-		return v, true, nil
-	case errors.Is(err, metadata.ErrNotFound), errors.Is(err, metadata.ErrUnsupported):
-		return metadata.ViewInfo{}, false, nil
-	}
-	return metadata.ViewInfo{}, false, err
-}
-
-var _ sqlplan.ViewCatalog = sessionCatalog{}
-
-// writeCatalog is the catalog UPDATE and DELETE bind against: the
-// engine's tables, the target among them (a view or information_schema
-// is no target), and the views their subqueries may read.
-type writeCatalog struct {
-	eng *storage.Engine
-}
-
-func (c writeCatalog) TableInfo(ctx context.Context, path metadata.TablePath) (metadata.TableInfo, error) {
-	return c.eng.TableInfo(ctx, path)
-}
-
-func (c writeCatalog) View(ctx context.Context, path metadata.TablePath) (metadata.ViewInfo, bool, error) {
-	return sessionCatalog{eng: c.eng}.View(ctx, path)
-}
-
-var _ sqlplan.ViewCatalog = writeCatalog{}

@@ -1,4 +1,4 @@
-package fluss
+package query
 
 import (
 	"context"
@@ -35,12 +35,12 @@ import (
 //
 // Existing keys are read from the committed state: inside a transaction
 // the statement does not see the transaction's own buffered rows.
-func (s *Stmt) fillAutoIncrement(ctx context.Context, plan *sqlplan.InsertPlan) (lastID int64, ok bool, err error) {
+func (s *Session) fillAutoIncrement(ctx context.Context, plan *sqlplan.InsertPlan) (lastID int64, ok bool, err error) {
 	ai := plan.AutoIncrement
 	if ai < 0 && len(plan.OnConflict) == 0 {
 		return 0, false, nil
 	}
-	eng := s.engine()
+	eng := s.Engine
 	path := plan.Table.Path
 	aiKey := ai >= 0 && slices.Contains(plan.Table.PrimaryKeyIndexes(), ai)
 	if len(plan.OnConflict) > 0 || ai >= 0 && !aiKey {

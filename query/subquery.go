@@ -1,4 +1,4 @@
-package fluss
+package query
 
 import (
 	"context"
@@ -9,36 +9,35 @@ import (
 
 	"github.com/flusslite/fluss/exec"
 	"github.com/flusslite/fluss/metadata"
-	"github.com/flusslite/fluss/query"
 	"github.com/flusslite/fluss/sqlplan"
 )
 
 // subqueryRunner runs the subqueries of a statement's query for exec: the
 // inner query of each, bound with the outer row's values for a correlated
-// one, is read through the read path of any SELECT (query.Session.Open),
+// one, is read through the read path of any SELECT (Session.Open),
 // so it is planned as a SELECT written with those values would be (point
 // lookups, pushdown, partition pruning) and, inside a transaction, reads
 // its view.
 // exec caches the results; the rows a run holds count against
 // memory.limit while it reads them.
-type subqueryRunner struct{ s *Stmt }
+type subqueryRunner struct{ s *Session }
 
 var _ exec.SubqueryRunner = subqueryRunner{}
 
 func (r subqueryRunner) RunSubquery(ctx context.Context, sub *sqlplan.Subquery, outer []any, max int) ([][]any, error) {
 	s := r.s
-	sp, err := sub.BindValues(ctx, sessionCatalog{eng: s.engine()}, outer)
+	sp, err := sub.BindValues(ctx, sessionCatalog{eng: s.Engine}, outer)
 	if err != nil {
 		return nil, err
 	}
-	op, err := s.reader().Open(ctx, sp)
+	op, err := s.Open(ctx, sp)
 	if err != nil {
 		return nil, err
 	}
 	defer op.Close()
-	cols := resultColumns(sp)
+	cols := ResultColumns(sp)
 	width := sub.Width()
-	budget := &rowBudget{limit: s.conn.connector.cfg.MemoryLimit, op: "a subquery"}
+	budget := &rowBudget{limit: s.MemoryLimit, op: "a subquery"}
 	var out [][]any
 	for max < 0 || len(out) < max {
 		b, err := op.Next(ctx)
@@ -51,7 +50,7 @@ func (r subqueryRunner) RunSubquery(ctx context.Context, sub *sqlplan.Subquery, 
 		for i := 0; i < b.NumRows() && (max < 0 || len(out) < max); i++ {
 			row := make([]any, width)
 			for c := range row {
-				row[c] = metadata.ValueAt(b.Rec.Column(c), cols[c].typ, b.Row(i))
+				row[c] = metadata.ValueAt(b.Rec.Column(c), cols[c].Type, b.Row(i))
 			}
 			if err := budget.charge(row); err != nil {
 				return nil, fmt.Errorf("subquery %s: %w", sub, err)
@@ -66,7 +65,7 @@ func (r subqueryRunner) RunSubquery(ctx context.Context, sub *sqlplan.Subquery, 
 // its expressions: an uncorrelated one with its inner query's plan below
 // it, a correlated one with the outer values it runs per (its plan
 // depends on them, so none is printed).
-func (s *Stmt) explainSubqueries(ctx context.Context, sp *sqlplan.SelectPlan, lines []string) ([]string, error) {
+func (s *Session) explainSubqueries(ctx context.Context, sp *sqlplan.SelectPlan, lines []string) ([]string, error) {
 	for _, sub := range subqueriesOf(sp) {
 		if sub.Correlated() {
 			outer := make([]string, len(sub.Outer))
@@ -82,7 +81,7 @@ func (s *Stmt) explainSubqueries(ctx context.Context, sp *sqlplan.SelectPlan, li
 		if sub.Plan.Source != nil {
 			inner, err = s.explainTreeOf(ctx, sub.Plan)
 		} else {
-			inner, err = s.reader().Explain(ctx, sub.Plan)
+			inner, err = s.Explain(ctx, sub.Plan)
 		}
 		if err != nil {
 			return nil, err
@@ -99,15 +98,15 @@ func (s *Stmt) explainSubqueries(ctx context.Context, sp *sqlplan.SelectPlan, li
 
 // explainTreeOf is the plan of a query over a FROM tree, as EXPLAIN
 // prints it.
-func (s *Stmt) explainTreeOf(ctx context.Context, sp *sqlplan.SelectPlan) ([]string, error) {
-	op, a, err := query.OpenAnalyzed(ctx, s.reader(), sp, s.execOptions())
+func (s *Session) explainTreeOf(ctx context.Context, sp *sqlplan.SelectPlan) ([]string, error) {
+	op, a, err := OpenAnalyzed(ctx, s, sp, s.Exec)
 	if err != nil {
 		return nil, err
 	}
 	if err := op.Close(); err != nil {
 		return nil, err
 	}
-	return s.reader().ExplainTree(ctx, sp, a.Note)
+	return s.ExplainTree(ctx, sp, a.Note)
 }
 
 // subqueriesOf lists the subqueries of a plan's expressions, those pushed

@@ -1,0 +1,80 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/sqlplan"
+	"github.com/flusslite/fluss/storage"
+)
+
+// sessionCatalog is the catalog a statement's queries bind against: the
+// engine's tables and views, plus the information_schema tables.
+type sessionCatalog struct {
+	eng *storage.Engine
+}
+
+var _ sqlplan.ViewCatalog = sessionCatalog{}
+
+func (c sessionCatalog) TableInfo(ctx context.Context, path metadata.TablePath) (metadata.TableInfo, error) {
+	if strings.EqualFold(path.Database, InfoSchemaDB) {
+		if info, ok := infoSchemaInfo(path); ok {
+			return info, nil
+		}
+		return metadata.TableInfo{}, fmt.Errorf("information_schema has no table %s (known: schemata, tables, views, columns, statistics): %w",
+			path.Table, metadata.ErrNotFound)
+	}
+	return c.eng.TableInfo(ctx, path)
+}
+
+// View makes the catalog a sqlplan.ViewCatalog, so binding expands
+// views. information_schema has none; a table's name is no view.
+func (c sessionCatalog) View(ctx context.Context, path metadata.TablePath) (metadata.ViewInfo, bool, error) {
+	if strings.EqualFold(path.Database, InfoSchemaDB) {
+		return metadata.ViewInfo{}, false, nil
+	}
+	v, err := c.eng.View(ctx, path)
+	switch {
+	case err == nil:
+		return v, true, nil
+	case errors.Is(err, metadata.ErrNotFound), errors.Is(err, metadata.ErrUnsupported):
+		return metadata.ViewInfo{}, false, nil
+	}
+	return metadata.ViewInfo{}, false, err
+}
+
+// writeCatalog is the catalog UPDATE and DELETE bind against: the
+// engine's tables, the target among them (a view or information_schema
+// is no target), and the views their subqueries may read.
+type writeCatalog struct {
+	eng *storage.Engine
+}
+
+var _ sqlplan.ViewCatalog = writeCatalog{}
+
+func (c writeCatalog) TableInfo(ctx context.Context, path metadata.TablePath) (metadata.TableInfo, error) {
+	return c.eng.TableInfo(ctx, path)
+}
+
+func (c writeCatalog) View(ctx context.Context, path metadata.TablePath) (metadata.ViewInfo, bool, error) {
+	return sessionCatalog{eng: c.eng}.View(ctx, path)
+}
+
+// creatingView is the catalog CREATE VIEW binds its query against: the
+// session's, where the view being created (or replaced) reads as a cycle,
+// not as its old definition, so that OR REPLACE cannot make a view that
+// reads itself through others.
+type creatingView struct {
+	sessionCatalog
+	path metadata.TablePath
+}
+
+func (c creatingView) View(ctx context.Context, path metadata.TablePath) (metadata.ViewInfo, bool, error) {
+	if path == c.path {
+		return metadata.ViewInfo{}, false, fmt.Errorf("view %s would read itself: %w", path, metadata.ErrUnsupported)
+	}
+	return c.sessionCatalog.View(ctx, path)
+}
