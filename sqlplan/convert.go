@@ -70,6 +70,10 @@ func parseDML(src string, start int, toks []token, ps *paramStyle) (stmt Stateme
 				return nil, err
 			}
 			edits = append(edits, e)
+		case isWord(t, "INNER") && i > 0 && isWord(toks[i-1], "NATURAL") && isWord(toks[i+1], "JOIN"):
+			// MySQL reads NATURAL [INNER] JOIN; the parser knows only
+			// NATURAL JOIN, which is the same join.
+			edits = append(edits, edit{pos: t.pos, end: t.end})
 		case quantifierCall(t):
 			return nil, &SyntaxError{Pos: t.pos, Near: src[t.pos:t.end], Msg: "this name is reserved"}
 		case t.kind == tokIdent && quantifierAt(toks, i):
