@@ -222,8 +222,7 @@ func TestSetOperationOverJoins(t *testing.T) {
 	require.True(t, join, "%q", lines)
 }
 
-// A derived table may be a UNION (the parser reads no INTERSECT or EXCEPT
-// inside parentheses).
+// A derived table may be a set operation of any kind.
 func TestSetOperationInDerivedTable(t *testing.T) {
 	db := openSetOpDB(t)
 	q := "SELECT d.x, COUNT(*) FROM (SELECT id AS x FROM l UNION ALL SELECT id FROM k) AS d GROUP BY d.x"
@@ -239,4 +238,26 @@ func TestSetOperationInDerivedTable(t *testing.T) {
 	require.True(t, derived && union, "%q", lines)
 	mustExec(t, db, "CREATE TABLE u (id BIGINT)")
 	require.EqualValues(t, 5, affected(t)(db.Exec("INSERT INTO u SELECT x FROM (SELECT id AS x FROM l UNION SELECT id FROM k) AS d")))
+}
+
+// INTERSECT and EXCEPT in parentheses: a derived table, a subquery, an
+// operand of a UNION; INTERSECT binds tighter there too.
+func TestSetOperationInParentheses(t *testing.T) {
+	db := openSetOpDB(t)
+	for _, tc := range []struct {
+		q    string
+		args []any
+		want []string
+	}{
+		{"SELECT x FROM (SELECT id AS x FROM l EXCEPT SELECT id FROM k) AS d", nil, []string{"3", "4"}},
+		{"SELECT id FROM k WHERE id IN (SELECT id FROM l INTERSECT SELECT ?) AND id < ?", []any{2, 5}, []string{"2"}},
+		{"SELECT id FROM k WHERE id NOT IN (SELECT id FROM l EXCEPT SELECT ?)", []any{1}, []string{"1", "5"}},
+		{"SELECT (SELECT COUNT(*) FROM (SELECT id FROM l INTERSECT ALL SELECT id FROM k) AS z)", nil, []string{"2"}},
+		// k EXCEPT (5 INTERSECT 7), not (k EXCEPT 5) INTERSECT 7.
+		{"SELECT x FROM (SELECT id AS x FROM k EXCEPT SELECT 5 INTERSECT SELECT 7) AS d", nil, []string{"1", "2", "5"}},
+		{"(SELECT id FROM l INTERSECT SELECT id FROM k) UNION SELECT 9", nil, []string{"1", "2", "9"}},
+		{"SELECT x FROM ((SELECT id AS x FROM l EXCEPT SELECT id FROM k) UNION ALL SELECT 3) AS d", nil, []string{"3", "3", "4"}},
+	} {
+		require.Equal(t, tc.want, txRows(t, db, tc.q, tc.args...), tc.q)
+	}
 }

@@ -14,7 +14,9 @@ import (
 // EXCEPT, so a query with a set operation outside parentheses is split
 // here, by the lexer's tokens, at those keywords: each SELECT between them
 // goes to the parser on its own, and the operators, parentheses and the
-// trailing ORDER BY / LIMIT of the whole are read from the tokens.
+// trailing ORDER BY / LIMIT of the whole are read from the tokens. One in
+// parentheses inside a SELECT (a derived table, a subquery) is read here
+// too, by parseDML, before the parser reads the rest.
 // INTERSECT binds tighter than UNION and EXCEPT, which associate to the
 // left (the SQL standard; MySQL 8.0.31 and later).
 
@@ -175,35 +177,12 @@ func hasSetOp(toks []token) bool {
 	return false
 }
 
-// nestedSetOp refuses INTERSECT and EXCEPT inside parentheses (a derived
-// table, a subquery), which only the parser would see, and it cannot read
-// them.
-func nestedSetOp(toks []token, base int) error {
-	depth := 0
-	for _, t := range toks {
-		switch {
-		case isPunct(t, "("):
-			depth++
-		case isPunct(t, ")"):
-			depth--
-		case depth > 0:
-			if k, ok := setOpOf(t); ok && k != SetUnion {
-				return &PosError{Pos: base + t.pos, Err: unsupported("%s inside parentheses (a derived table or a subquery)", k)}
-			}
-		}
-	}
-	return nil
-}
-
 // parseSetQuery parses a query: a SELECT, or SELECTs joined by set
 // operations, or a parenthesised query: the text src[start:end] whose
 // tokens are toks (offsets in src, ending with a tokEOF token at end). ps
 // carries the placeholders of the statement's parts before it.
 func parseSetQuery(src string, start int, toks []token, ps *paramStyle) (Statement, error) {
 	if !hasSetOp(toks) && !isPunct(toks[0], "(") {
-		if err := nestedSetOp(toks, 0); err != nil {
-			return nil, err
-		}
 		return parseDML(src, start, toks, ps)
 	}
 	p, err := newCompoundParser(src, 0, toks, ps)
@@ -430,9 +409,6 @@ func (p *compoundParser) group(lo, hi int) (SetOperand, error) {
 // selectAt parses toks[lo:hi], a SELECT, with the parser, numbering its
 // placeholders as the statement does.
 func (p *compoundParser) selectAt(lo, hi int) (*Select, error) {
-	if err := nestedSetOp(p.toks[lo:hi], p.base); err != nil {
-		return nil, err
-	}
 	from, to := p.toks[lo].pos, p.toks[hi-1].end
 	// The SELECT's ? count on from those before it in the statement.
 	ps := &paramStyle{style: p.style, questions: p.questions[lo]}
@@ -548,9 +524,6 @@ func parseDMLSetOps(src string, toks []token) (Statement, error) {
 		return parseSetQuery(src, 0, toks, &paramStyle{})
 	case (isWord(toks[0], "INSERT") || isWord(toks[0], "REPLACE")) && hasSetOp(toks):
 		return parseInsertSetOp(src, toks)
-	}
-	if err := nestedSetOp(toks, 0); err != nil {
-		return nil, err
 	}
 	return parseDML(src, 0, toks, nil)
 }

@@ -25,7 +25,11 @@ import (
 //   - it refuses the set quantifier ALL (SELECT ALL, COUNT(ALL x)), so
 //     that token is dropped before parsing (quantifier.go);
 //   - its error positions count from 1 and point past the offending token;
-//     they are mapped back to a byte offset in the caller's text.
+//     they are mapped back to a byte offset in the caller's text;
+//   - it reads UNION but not INTERSECT or EXCEPT: a parenthesised query
+//     holding them (a derived table, a subquery, an operand of a UNION) is
+//     read from its tokens by compound.go, and the parser sees in its
+//     place a SELECT * FROM a reserved name that setOperand swaps back.
 
 // parseDML parses SELECT, INSERT, UPDATE or DELETE text with
 // xwb1989/sqlparser: the text src[start:end], where toks are its tokens
@@ -43,9 +47,36 @@ func parseDML(src string, start int, toks []token, ps *paramStyle) (stmt Stateme
 	// parts each ? is written as the :vN the parser would give it.
 	renumber := ps.questions > 0
 	var edits []edit
+	var nested map[string]SetOperand
 	end := toks[len(toks)-1].pos
-	for i, t := range toks {
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
 		switch {
+		case t.kind == tokQuotedIdent && strings.HasPrefix(t.text, nestedPrefix):
+			return nil, &SyntaxError{Pos: t.pos, Near: src[t.pos:t.end], Msg: "this name is reserved"}
+		case isPunct(t, "(") && parenSetOp(toks, i):
+			closing, err := matchingParen(src, toks, i)
+			if err != nil {
+				return nil, err
+			}
+			before := ps.questions
+			q, err := parseSetQuery(src, toks[i+1].pos, window(toks, i+1, closing, toks[closing].pos), ps)
+			if err != nil {
+				return nil, err
+			}
+			op, ok := q.(SetOperand)
+			if !ok {
+				return nil, &PosError{Pos: toks[i+1].pos, Err: unsupported("%T in parentheses", q)}
+			}
+			if nested == nil {
+				nested = map[string]SetOperand{}
+			}
+			name := nestedPrefix + strconv.Itoa(len(nested))
+			nested[name] = op
+			edits = append(edits, edit{pos: t.pos, end: toks[closing].end, text: "(SELECT * FROM `" + name + "`)"})
+			// The ? inside were numbered here; those after count on.
+			renumber = renumber || ps.questions > before
+			i = closing
 		case t.kind == tokParam:
 			p, err := ps.param(src, t)
 			if err != nil {
@@ -103,7 +134,7 @@ func parseDML(src string, start int, toks []token, ps *paramStyle) (stmt Stateme
 	if perr != nil {
 		return nil, mapParseError(perr, src, end, toks, posMap, start)
 	}
-	c := &converter{style: ps.style, src: rewritten, posMap: posMap}
+	c := &converter{style: ps.style, src: rewritten, posMap: posMap, nested: nested}
 	switch x := ast.(type) {
 	case *sqlparser.Select:
 		return c.selectStmt(x)
@@ -229,6 +260,62 @@ type converter struct {
 	// posMap maps each offset of src, the text the parser read, to its
 	// offset in the caller's statement.
 	posMap []int
+	// nested are the parenthesised set operations parseDML read itself,
+	// by the reserved table name the parser saw in their place.
+	nested map[string]SetOperand
+}
+
+// nestedPrefix starts the table names that stand for a parenthesised set
+// operation in the text the parser reads. It holds a NUL byte, which no
+// name written in a statement has (parseDML refuses one that does).
+const nestedPrefix = "\x00set operation "
+
+// parenSetOp reports whether the '(' at toks[i] opens a query with
+// INTERSECT or EXCEPT outside any parentheses of its own: one the parser
+// cannot read. A UNION alone it reads.
+func parenSetOp(toks []token, i int) bool {
+	if n := toks[i+1]; !isWord(n, "SELECT") && !isPunct(n, "(") {
+		return false
+	}
+	depth := 0
+	for _, t := range toks[i:] {
+		switch {
+		case t.kind == tokEOF:
+			return false
+		case isPunct(t, "("):
+			depth++
+		case isPunct(t, ")"):
+			if depth--; depth == 0 {
+				return false
+			}
+		case depth == 1:
+			if k, ok := setOpOf(t); ok && k != SetUnion {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nestedOperand returns the set operation that the SELECT * FROM name
+// parseDML wrote stands for.
+func (c *converter) nestedOperand(s *sqlparser.Select) (SetOperand, bool) {
+	if len(c.nested) == 0 || len(s.From) != 1 || len(s.SelectExprs) != 1 {
+		return nil, false
+	}
+	if _, ok := s.SelectExprs[0].(*sqlparser.StarExpr); !ok {
+		return nil, false
+	}
+	t, ok := s.From[0].(*sqlparser.AliasedTableExpr)
+	if !ok || !t.As.IsEmpty() {
+		return nil, false
+	}
+	name, ok := t.Expr.(sqlparser.TableName)
+	if !ok || !name.Qualifier.IsEmpty() {
+		return nil, false
+	}
+	op, ok := c.nested[name.Name.String()]
+	return op, ok
 }
 
 func (c *converter) tablePath(n sqlparser.TableName) metadata.TablePath {
@@ -969,12 +1056,14 @@ func isQueryKeyword(name string) bool {
 }
 
 // setOperand converts a query the parser read in parentheses (a derived
-// table, a subquery): a SELECT, or its UNION of SELECTs. INTERSECT and
-// EXCEPT there are beyond the parser; at the top of a statement
-// compound.go reads all three.
+// table, a subquery): a SELECT, or its UNION of SELECTs, or the set
+// operation parseDML read in its place.
 func (c *converter) setOperand(st sqlparser.SelectStatement) (SetOperand, error) {
 	switch x := st.(type) {
 	case *sqlparser.Select:
+		if op, ok := c.nestedOperand(x); ok {
+			return op, nil
+		}
 		return c.selectStmt(x)
 	case *sqlparser.ParenSelect:
 		return c.setOperand(x.Select)
