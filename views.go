@@ -26,14 +26,11 @@ func (s *Stmt) createView(ctx context.Context, st *sqlplan.CreateView) error {
 	if path.Database == infoSchemaDB {
 		return fmt.Errorf("cannot create view %s: information_schema is read-only: %w", path, metadata.ErrReadOnly)
 	}
-	if err := planner.CheckOptions(st.Select.Hints); err != nil {
-		return fmt.Errorf("OPTIONS hint: %w", err)
-	}
-	sp, err := sqlplan.BindSelect(ctx, st.Select, creatingView{sessionCatalog{eng: s.engine()}, path}, s.conn.database, nil)
+	out, err := bindViewQuery(ctx, st.Select, st.Compound, creatingView{sessionCatalog{eng: s.engine()}, path}, s.conn.database)
 	if err != nil {
 		return fmt.Errorf("view %s: %w", path, err)
 	}
-	names, err := viewColumnNames(path, st.Columns, sp)
+	names, err := viewColumnNames(path, st.Columns, out)
 	if err != nil {
 		return err
 	}
@@ -61,27 +58,52 @@ func (c creatingView) View(ctx context.Context, path metadata.TablePath) (metada
 	return c.sessionCatalog.View(ctx, path)
 }
 
+// bindViewQuery binds a view's query, a SELECT or a set operation, with
+// every OPTIONS hint checked, and describes its output columns.
+func bindViewQuery(ctx context.Context, sel *sqlplan.Select, c *sqlplan.Compound, cat sqlplan.Catalog, db string) ([]resultColumn, error) {
+	if c != nil {
+		for _, s := range c.Selects() {
+			if err := planner.CheckOptions(s.Hints); err != nil {
+				return nil, fmt.Errorf("OPTIONS hint: %w", err)
+			}
+		}
+		cp, err := sqlplan.BindCompound(ctx, c, cat, db, nil)
+		if err != nil {
+			return nil, err
+		}
+		return compoundColumns(cp), nil
+	}
+	if err := planner.CheckOptions(sel.Hints); err != nil {
+		return nil, fmt.Errorf("OPTIONS hint: %w", err)
+	}
+	sp, err := sqlplan.BindSelect(ctx, sel, cat, db, nil)
+	if err != nil {
+		return nil, err
+	}
+	return resultColumns(sp), nil
+}
+
 // viewColumnNames names a view's columns: its column list, which must
 // match the query's output, or else the output's names, which must
 // differ from each other (ignoring case) as a table's columns do.
-func viewColumnNames(path metadata.TablePath, list []string, sp *sqlplan.SelectPlan) ([]string, error) {
+func viewColumnNames(path metadata.TablePath, list []string, output []resultColumn) ([]string, error) {
 	if list != nil {
-		if len(list) != len(sp.Output) {
+		if len(list) != len(output) {
 			return nil, fmt.Errorf("view %s names %s but its query returns %s: %w",
-				path, plural(len(list), "column"), plural(len(sp.Output), "column"), metadata.ErrInvalidValue)
+				path, plural(len(list), "column"), plural(len(output), "column"), metadata.ErrInvalidValue)
 		}
 		return list, nil
 	}
-	names := make([]string, len(sp.Output))
-	seen := make(map[string]bool, len(sp.Output))
-	for i, o := range sp.Output {
-		k := strings.ToLower(o.Name)
+	names := make([]string, len(output))
+	seen := make(map[string]bool, len(output))
+	for i, o := range output {
+		k := strings.ToLower(o.name)
 		if seen[k] {
 			return nil, fmt.Errorf("view %s: its query returns two columns named %s; give one an alias or list the view's columns: %w",
-				path, o.Name, metadata.ErrInvalidValue)
+				path, o.name, metadata.ErrInvalidValue)
 		}
 		seen[k] = true
-		names[i] = o.Name
+		names[i] = o.name
 	}
 	return names, nil
 }
@@ -93,28 +115,59 @@ func (s *Stmt) bindView(ctx context.Context, v metadata.ViewInfo) ([]metadata.Co
 	if err != nil {
 		return nil, fmt.Errorf("view %s: its stored query no longer parses: %w", v.Path, err)
 	}
-	sel, ok := st.(*sqlplan.Select)
-	if !ok {
+	var out []resultColumn
+	switch q := st.(type) {
+	case *sqlplan.Select:
+		out, err = bindViewQuery(ctx, q, nil, sessionCatalog{eng: s.engine()}, v.QueryDatabase)
+	case *sqlplan.Compound:
+		out, err = bindViewQuery(ctx, nil, q, sessionCatalog{eng: s.engine()}, v.QueryDatabase)
+	default:
 		return nil, fmt.Errorf("view %s: its stored query is a %T, not a query: %w", v.Path, st, metadata.ErrCorrupt)
 	}
-	sp, err := sqlplan.BindSelect(ctx, sel, sessionCatalog{eng: s.engine()}, v.QueryDatabase, nil)
 	if err != nil {
 		return nil, fmt.Errorf("view %s: %w", v.Path, err)
 	}
-	if len(sp.Output) != len(v.Columns) {
+	if len(out) != len(v.Columns) {
 		return nil, fmt.Errorf("view %s has %s but its query now returns %s: %w",
-			v.Path, plural(len(v.Columns), "column"), plural(len(sp.Output), "column"), metadata.ErrInvalidValue)
+			v.Path, plural(len(v.Columns), "column"), plural(len(out), "column"), metadata.ErrInvalidValue)
 	}
-	cols := make([]metadata.Column, len(sp.Output))
-	for i, rc := range resultColumns(sp) {
+	cols := make([]metadata.Column, len(out))
+	for i, rc := range out {
 		cols[i] = metadata.Column{Name: v.Columns[i], Type: rc.typ, NotNull: !rc.nullable}
 	}
 	return cols, nil
 }
 
-// dropView runs DROP VIEW.
+// dropView runs DROP VIEW. Every view is looked up before any is
+// dropped, so that without IF EXISTS one that does not exist drops none,
+// as in MySQL, whose error names every missing one.
 func (s *Stmt) dropView(ctx context.Context, st *sqlplan.DropView) error {
-	return s.engine().DropView(ctx, s.path(st.View), st.IfExists)
+	eng := s.engine()
+	var drop []metadata.TablePath
+	var missing []string
+	for _, v := range st.Views {
+		path := s.path(v)
+		if _, err := eng.View(ctx, path); err != nil {
+			if !errors.Is(err, metadata.ErrNotFound) {
+				return err
+			}
+			if !st.IfExists {
+				missing = append(missing, path.Database+"."+path.Table)
+			}
+			continue
+		}
+		drop = append(drop, path)
+	}
+	if len(missing) > 0 {
+		// MySQL's words: Unknown table 'db.v1,db.v2'.
+		return fmt.Errorf("unknown table '%s' (no view dropped): %w", strings.Join(missing, ","), metadata.ErrNotFound)
+	}
+	for _, path := range drop {
+		if err := eng.DropView(ctx, path, st.IfExists); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // showTables lists a database's tables and views, sorted, as MySQL's
