@@ -519,64 +519,10 @@ func (p *compoundParser) count(i, hi int) (Expr, error) {
 // its tokens, reading set operations outside parentheses here and
 // everything else with parseDML.
 func parseDMLSetOps(src string, toks []token) (Statement, error) {
-	switch {
-	case isPunct(toks[0], "(") || isWord(toks[0], "SELECT"):
+	if isPunct(toks[0], "(") || isWord(toks[0], "SELECT") {
 		return parseSetQuery(src, 0, toks, &paramStyle{})
-	case (isWord(toks[0], "INSERT") || isWord(toks[0], "REPLACE")) && hasSetOp(toks):
-		return parseInsertSetOp(src, toks)
 	}
 	return parseDML(src, 0, toks, nil)
-}
-
-// parseInsertSetOp parses INSERT INTO t [(cols)] SELECT ... UNION ...: the
-// INSERT up to its first set operation is a statement the parser reads
-// (INSERT ... SELECT of the first branch), and the query from its SELECT
-// on is read as any query with set operations is.
-func parseInsertSetOp(text string, toks []token) (Statement, error) {
-	const base = 0 // toks hold offsets in text
-	depth, query, firstOp := 0, -1, -1
-	for i, t := range toks {
-		switch {
-		case isPunct(t, "("):
-			depth++
-		case isPunct(t, ")"):
-			depth--
-		case depth != 0:
-		case query < 0 && isWord(t, "SELECT"):
-			query = i
-		case isWord(t, "ON") && i+1 < len(toks) && isWord(toks[i+1], "DUPLICATE"):
-			return nil, &PosError{Pos: base + t.pos, Err: unsupported("ON DUPLICATE KEY UPDATE after a set operation")}
-		default:
-			if _, ok := setOpOf(t); ok && firstOp < 0 {
-				firstOp = i
-			}
-		}
-	}
-	if query < 0 || query > firstOp {
-		return nil, &PosError{Pos: base + toks[firstOp].pos, Err: unsupported("a set operation in INSERT other than INSERT INTO t SELECT ... UNION SELECT ...")}
-	}
-	st, err := parseDML(text, 0, window(toks, 0, firstOp, toks[firstOp].pos), nil)
-	if err != nil {
-		return nil, err
-	}
-	ins, ok := st.(*Insert)
-	if !ok || ins.Select == nil {
-		return nil, &PosError{Pos: base + toks[firstOp].pos, Err: unsupported("a set operation after INSERT ... VALUES")}
-	}
-	p, err := newCompoundParser(text, base, toks, &paramStyle{})
-	if err != nil {
-		return nil, err
-	}
-	q, err := p.group(query, len(p.toks)-1)
-	if err != nil {
-		return nil, err
-	}
-	c, ok := q.(*Compound)
-	if !ok {
-		return nil, p.errAt(firstOp, "expected a set operation")
-	}
-	ins.Select, ins.Compound = nil, c
-	return ins, nil
 }
 
 // CompoundPlan is a bound set operation. Every SELECT below it yields the

@@ -48,10 +48,43 @@ func parseDML(src string, start int, toks []token, ps *paramStyle) (stmt Stateme
 	renumber := ps.questions > 0
 	var edits []edit
 	var nested map[string]SetOperand
+	// cut has the query of toks[lo:hi] read here (see compound.go) and the
+	// parser read instead the reserved SELECT *, in parentheses when
+	// paren is set; toks[lo:hi] are not looked at again.
+	cut := func(lo, hi int, paren bool) error {
+		before := ps.questions
+		q, err := parseQueryTokens(src, toks[lo].pos, window(toks, lo, hi, toks[hi].pos), ps)
+		if err != nil {
+			return err
+		}
+		op, ok := q.(SetOperand)
+		if !ok {
+			return &PosError{Pos: toks[lo].pos, Err: unsupported("%T as a query", q)}
+		}
+		if nested == nil {
+			nested = map[string]SetOperand{}
+		}
+		name := nestedPrefix + strconv.Itoa(len(nested))
+		nested[name] = op
+		e := edit{pos: toks[lo].pos, end: toks[hi-1].end, text: "SELECT * FROM `" + name + "`"}
+		if paren {
+			e.pos, e.end, e.text = toks[lo-1].pos, toks[hi].end, "("+e.text+")"
+		}
+		edits = append(edits, e)
+		// The ? inside were numbered here; those after count on.
+		renumber = renumber || ps.questions > before
+		return nil
+	}
 	end := toks[len(toks)-1].pos
+	queryLo, queryHi := insertQuery(toks)
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		switch {
+		case i == queryLo:
+			if err := cut(queryLo, queryHi, false); err != nil {
+				return nil, err
+			}
+			i = queryHi - 1
 		case t.kind == tokQuotedIdent && strings.HasPrefix(t.text, nestedPrefix):
 			return nil, &SyntaxError{Pos: t.pos, Near: src[t.pos:t.end], Msg: "this name is reserved"}
 		case isPunct(t, "(") && parenSetOp(toks, i):
@@ -59,23 +92,9 @@ func parseDML(src string, start int, toks []token, ps *paramStyle) (stmt Stateme
 			if err != nil {
 				return nil, err
 			}
-			before := ps.questions
-			q, err := parseSetQuery(src, toks[i+1].pos, window(toks, i+1, closing, toks[closing].pos), ps)
-			if err != nil {
+			if err := cut(i+1, closing, true); err != nil {
 				return nil, err
 			}
-			op, ok := q.(SetOperand)
-			if !ok {
-				return nil, &PosError{Pos: toks[i+1].pos, Err: unsupported("%T in parentheses", q)}
-			}
-			if nested == nil {
-				nested = map[string]SetOperand{}
-			}
-			name := nestedPrefix + strconv.Itoa(len(nested))
-			nested[name] = op
-			edits = append(edits, edit{pos: t.pos, end: toks[closing].end, text: "(SELECT * FROM `" + name + "`)"})
-			// The ? inside were numbered here; those after count on.
-			renumber = renumber || ps.questions > before
 			i = closing
 		case t.kind == tokParam:
 			p, err := ps.param(src, t)
@@ -295,6 +314,42 @@ func parenSetOp(toks []token, i int) bool {
 		}
 	}
 	return false
+}
+
+// insertQuery returns the bounds [lo, hi) of the query of INSERT [INTO]
+// t [(cols)] query [ON DUPLICATE KEY UPDATE ...] when the parser cannot
+// read it: when it starts with WITH or has INTERSECT or EXCEPT outside
+// parentheses. lo is -1 otherwise.
+func insertQuery(toks []token) (lo, hi int) {
+	if !isWord(toks[0], "INSERT") && !isWord(toks[0], "REPLACE") {
+		return -1, 0
+	}
+	lo, hi = -1, len(toks)-1
+	setOp := false
+	depth := 0
+scan:
+	for i, t := range toks[:hi] {
+		switch {
+		case isPunct(t, "("):
+			depth++
+		case isPunct(t, ")"):
+			depth--
+		case depth != 0:
+		case lo < 0 && (isWord(t, "SELECT") || isWord(t, "WITH")):
+			lo = i
+		case lo >= 0 && (isWord(t, "ON") && isWord(toks[i+1], "DUPLICATE") || isPunct(t, ";")):
+			hi = i
+			break scan
+		case lo >= 0:
+			if k, ok := setOpOf(t); ok && k != SetUnion {
+				setOp = true
+			}
+		}
+	}
+	if lo < 0 || !setOp && !isWord(toks[lo], "WITH") {
+		return -1, 0
+	}
+	return lo, hi
 }
 
 // nestedOperand returns the set operation that the SELECT * FROM name
@@ -610,14 +665,20 @@ func (c *converter) insert(ins *sqlparser.Insert) (*Insert, error) {
 			}
 			out.Rows = append(out.Rows, row)
 		}
-	case *sqlparser.Select:
-		sel, err := c.selectStmt(rows)
+	case *sqlparser.Select, *sqlparser.Union:
+		q, err := c.setOperand(rows.(sqlparser.SelectStatement))
 		if err != nil {
 			return nil, err
 		}
-		out.Select = sel
-	case *sqlparser.Union:
-		return nil, unsupported("UNION")
+		switch q := q.(type) {
+		case *Select:
+			out.Select = q
+		case *Compound:
+			if out.OnDup != nil {
+				return nil, unsupported("ON DUPLICATE KEY UPDATE after a set operation")
+			}
+			out.Compound = q
+		}
 	default:
 		return nil, unsupported("this INSERT source")
 	}
