@@ -120,6 +120,10 @@ func parseDML(src string, start int, toks []token, ps *paramStyle) (stmt Stateme
 				return nil, err
 			}
 			edits = append(edits, e)
+		case isPunct(t, "(") && i > 0 && limitOperand(toks, i-1):
+			// MySQL's LIMIT and OFFSET take a number or a placeholder
+			// only; the parser would take any expression.
+			return nil, &SyntaxError{Pos: t.pos, Near: src[t.pos:t.end], Msg: "LIMIT and OFFSET take a number or a placeholder, not an expression or a subquery"}
 		case isWord(t, "INNER") && i > 0 && isWord(toks[i-1], "NATURAL") && isWord(toks[i+1], "JOIN"):
 			// MySQL reads NATURAL [INNER] JOIN; the parser knows only
 			// NATURAL JOIN, which is the same join.
@@ -312,6 +316,19 @@ func parenSetOp(toks []token, i int) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// limitOperand reports whether the token after toks[i] is where LIMIT
+// or OFFSET takes its number: after LIMIT, OFFSET, or the comma of LIMIT
+// offset, count.
+func limitOperand(toks []token, i int) bool {
+	switch t := toks[i]; {
+	case isWord(t, "LIMIT"), isWord(t, "OFFSET"):
+		return true
+	case isPunct(t, ","):
+		return i >= 2 && isWord(toks[i-2], "LIMIT")
 	}
 	return false
 }
