@@ -55,49 +55,17 @@ func (s *Stmt) explainCompound(ctx context.Context, c *sqlplan.Compound, args []
 	if err != nil {
 		return nil, err
 	}
-	var lerr error
-	lines := sqlplan.FormatCompound(cp, func(sp *sqlplan.SelectPlan) []string {
-		ls, err := s.explainSelectPlan(ctx, sp)
-		if err != nil && lerr == nil {
-			lerr = err
-		}
-		return ls
-	})
-	return lines, lerr
-}
-
-// explainSelectPlan prints the plan of one bound SELECT of a set
-// operation as EXPLAIN prints that SELECT alone.
-func (s *Stmt) explainSelectPlan(ctx context.Context, sp *sqlplan.SelectPlan) ([]string, error) {
-	if sp.Source != nil {
-		return s.reader().ExplainTree(ctx, sp, nil)
-	}
-	return s.reader().Explain(ctx, sp)
+	return s.reader().ExplainCompound(ctx, cp, nil)
 }
 
 // analyzeCompound runs a set operation to its end and prints its plan
-// with the rows it yielded.
+// with the rows and time of each node (query.Session.AnalyzeCompound).
 func (s *Stmt) analyzeCompound(ctx context.Context, c *sqlplan.Compound, args []sqlplan.Arg) ([]string, error) {
-	lines, err := s.explainCompound(ctx, c, args)
-	if err != nil {
-		return nil, err
-	}
 	cp, err := s.bindCompound(ctx, c, args)
 	if err != nil {
 		return nil, err
 	}
-	op, err := query.OpenCompound(ctx, s.reader(), cp, s.execOptions())
-	if err != nil {
-		return nil, err
-	}
-	n, err := exec.Drain(ctx, op)
-	if cerr := op.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, err
-	}
-	return append(lines, fmt.Sprintf("Read: result_rows=%d", n)), nil
+	return s.reader().AnalyzeCompound(ctx, cp)
 }
 
 // openInsertQuery opens the query of INSERT ... SELECT, with or without

@@ -183,9 +183,29 @@ func TestExplainSetOperation(t *testing.T) {
 	lines = orderedRows(t, db, "EXPLAIN SELECT 1 EXCEPT (SELECT 2 INTERSECT SELECT 3)")
 	require.Equal(t, []string{"Except", "  Values: 1 row (no FROM)", "  Intersect", "    Values: 1 row (no FROM)", "    Values: 1 row (no FROM)"}, lines)
 
+	// EXPLAIN ANALYZE gives each node its rows and time, as for a join:
+	// the set operation, each SELECT, each node of a SELECT's FROM tree.
 	lines = orderedRows(t, db, "EXPLAIN ANALYZE SELECT id FROM l UNION SELECT id FROM k")
-	require.Equal(t, "Union", lines[0])
+	require.True(t, strings.HasPrefix(lines[0], "Union (rows=5 time="), lines[0])
+	require.True(t, strings.HasPrefix(lines[1], "  FlussScan: [fluss.l]") && strings.Contains(lines[1], " (rows=6 time="), lines[1])
 	require.Equal(t, "Read: result_rows=5", lines[len(lines)-1])
+	var scanK bool
+	for _, l := range lines {
+		scanK = scanK || strings.HasPrefix(l, "  FlussScan: [fluss.k]") && strings.Contains(l, " (rows=3 time=")
+	}
+	require.True(t, scanK, "%q", lines)
+
+	lines = orderedRows(t, db, "EXPLAIN ANALYZE SELECT l.id FROM l JOIN k ON l.id = k.id EXCEPT ALL (SELECT 1 UNION ALL SELECT 9) ORDER BY 1 LIMIT 5")
+	require.True(t, strings.HasPrefix(lines[0], "TopN: 5 by id (rows=3 time="), lines[0])
+	require.Equal(t, "  Except All", lines[1])
+	require.True(t, strings.HasPrefix(lines[2], "    Project: l.id (rows=4 time="), lines[2])
+	require.True(t, strings.HasPrefix(lines[3], "      HashJoin: inner [Keys: l.id = k.id]") && strings.Contains(lines[3], " (rows=4 time="), lines[3])
+	var union bool
+	for _, l := range lines {
+		union = union || strings.HasPrefix(l, "    Union All (rows=2 time=")
+	}
+	require.True(t, union, "%q", lines)
+	require.Equal(t, "Read: result_rows=3", lines[len(lines)-1])
 }
 
 func TestQueryArrowSetOperation(t *testing.T) {

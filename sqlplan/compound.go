@@ -737,6 +737,16 @@ func (p *CompoundPlan) finish(common []metadata.DataType) error {
 // LIMIT, then a line naming the operation, each node's children indented
 // by two spaces under it; leaf prints the plan of one SELECT.
 func FormatCompound(p *CompoundPlan, leaf func(*SelectPlan) []string) []string {
+	return FormatCompoundNotes(p, leaf, nil)
+}
+
+// FormatCompoundNotes is FormatCompound with a note after the first line
+// of each set operation (note(p), EXPLAIN ANALYZE's rows and time of its
+// result); leaf notes the SELECTs. note may be nil.
+func FormatCompoundNotes(p *CompoundPlan, leaf func(*SelectPlan) []string, note func(node any) string) []string {
+	if note == nil {
+		note = func(any) string { return "" }
+	}
 	var lines []string
 	depth := 0
 	node := func(format string, args ...any) {
@@ -773,10 +783,11 @@ func FormatCompound(p *CompoundPlan, leaf func(*SelectPlan) []string) []string {
 		name += " All"
 	}
 	node("%s", name)
+	lines[0] += note(p)
 	for _, b := range []CompoundBranch{p.Left, p.Right} {
 		var sub []string
 		if b.Compound != nil {
-			sub = FormatCompound(b.Compound, leaf)
+			sub = FormatCompoundNotes(b.Compound, leaf, note)
 		} else {
 			sub = leaf(b.Select)
 		}
