@@ -61,20 +61,21 @@ func (c creatingView) View(ctx context.Context, path metadata.TablePath) (metada
 // bindViewQuery binds a view's query, a SELECT or a set operation, with
 // every OPTIONS hint checked, and describes its output columns.
 func bindViewQuery(ctx context.Context, sel *sqlplan.Select, c *sqlplan.Compound, cat sqlplan.Catalog, db string) ([]resultColumn, error) {
+	sels := []*sqlplan.Select{sel}
 	if c != nil {
-		for _, s := range c.Selects() {
-			if err := planner.CheckOptions(s.Hints); err != nil {
-				return nil, fmt.Errorf("OPTIONS hint: %w", err)
-			}
+		sels = c.Selects()
+	}
+	for _, s := range sels {
+		if err := planner.CheckOptions(s.Hints); err != nil {
+			return nil, fmt.Errorf("OPTIONS hint: %w", err)
 		}
+	}
+	if c != nil {
 		cp, err := sqlplan.BindCompound(ctx, c, cat, db, nil)
 		if err != nil {
 			return nil, err
 		}
 		return compoundColumns(cp), nil
-	}
-	if err := planner.CheckOptions(sel.Hints); err != nil {
-		return nil, fmt.Errorf("OPTIONS hint: %w", err)
 	}
 	sp, err := sqlplan.BindSelect(ctx, sel, cat, db, nil)
 	if err != nil {

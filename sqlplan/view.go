@@ -173,15 +173,13 @@ func (p *parser) asQuery(what string) (SetOperand, string, error) {
 
 func (p *parser) dropView() (Statement, error) {
 	s := &DropView{IfExists: p.acceptKeyword("IF", "EXISTS")}
-	for {
+	err := p.commaList(func() error {
 		path, err := p.tablePath()
-		if err != nil {
-			return nil, err
-		}
 		s.Views = append(s.Views, path)
-		if !p.acceptPunct(",") {
-			break
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return s, nil
 }
