@@ -85,7 +85,11 @@ func FuzzParse(f *testing.F) {
 		case *Call:
 			_, _ = s.Values(nil)
 		case *CreateView:
-			_, _ = BindSelect(context.Background(), s.Select, cat, "fluss", nil)
+			if s.Compound != nil {
+				_, _ = BindCompound(context.Background(), s.Compound, cat, "fluss", nil)
+			} else {
+				_, _ = BindSelect(context.Background(), s.Select, cat, "fluss", nil)
+			}
 			again, err := Parse(text)
 			require.NoError(t, err, "canonical form %q of %q", text, sql)
 			require.Equal(t, text, again.String(), "canonical form %q of %q", text, sql)
