@@ -183,9 +183,29 @@ func TestExplainSetOperation(t *testing.T) {
 	lines = orderedRows(t, db, "EXPLAIN SELECT 1 EXCEPT (SELECT 2 INTERSECT SELECT 3)")
 	require.Equal(t, []string{"Except", "  Values: 1 row (no FROM)", "  Intersect", "    Values: 1 row (no FROM)", "    Values: 1 row (no FROM)"}, lines)
 
+	// EXPLAIN ANALYZE gives each node its rows and time, as for a join:
+	// the set operation, each SELECT, each node of a SELECT's FROM tree.
 	lines = orderedRows(t, db, "EXPLAIN ANALYZE SELECT id FROM l UNION SELECT id FROM k")
-	require.Equal(t, "Union", lines[0])
+	require.True(t, strings.HasPrefix(lines[0], "Union (rows=5 time="), lines[0])
+	require.True(t, strings.HasPrefix(lines[1], "  FlussScan: [fluss.l]") && strings.Contains(lines[1], " (rows=6 time="), lines[1])
 	require.Equal(t, "Read: result_rows=5", lines[len(lines)-1])
+	var scanK bool
+	for _, l := range lines {
+		scanK = scanK || strings.HasPrefix(l, "  FlussScan: [fluss.k]") && strings.Contains(l, " (rows=3 time=")
+	}
+	require.True(t, scanK, "%q", lines)
+
+	lines = orderedRows(t, db, "EXPLAIN ANALYZE SELECT l.id FROM l JOIN k ON l.id = k.id EXCEPT ALL (SELECT 1 UNION ALL SELECT 9) ORDER BY 1 LIMIT 5")
+	require.True(t, strings.HasPrefix(lines[0], "TopN: 5 by id (rows=3 time="), lines[0])
+	require.Equal(t, "  Except All", lines[1])
+	require.True(t, strings.HasPrefix(lines[2], "    Project: l.id (rows=4 time="), lines[2])
+	require.True(t, strings.HasPrefix(lines[3], "      HashJoin: inner [Keys: l.id = k.id]") && strings.Contains(lines[3], " (rows=4 time="), lines[3])
+	var union bool
+	for _, l := range lines {
+		union = union || strings.HasPrefix(l, "    Union All (rows=2 time=")
+	}
+	require.True(t, union, "%q", lines)
+	require.Equal(t, "Read: result_rows=3", lines[len(lines)-1])
 }
 
 func TestQueryArrowSetOperation(t *testing.T) {
@@ -222,8 +242,7 @@ func TestSetOperationOverJoins(t *testing.T) {
 	require.True(t, join, "%q", lines)
 }
 
-// A derived table may be a UNION (the parser reads no INTERSECT or EXCEPT
-// inside parentheses).
+// A derived table may be a set operation of any kind.
 func TestSetOperationInDerivedTable(t *testing.T) {
 	db := openSetOpDB(t)
 	q := "SELECT d.x, COUNT(*) FROM (SELECT id AS x FROM l UNION ALL SELECT id FROM k) AS d GROUP BY d.x"
@@ -239,4 +258,26 @@ func TestSetOperationInDerivedTable(t *testing.T) {
 	require.True(t, derived && union, "%q", lines)
 	mustExec(t, db, "CREATE TABLE u (id BIGINT)")
 	require.EqualValues(t, 5, affected(t)(db.Exec("INSERT INTO u SELECT x FROM (SELECT id AS x FROM l UNION SELECT id FROM k) AS d")))
+}
+
+// INTERSECT and EXCEPT in parentheses: a derived table, a subquery, an
+// operand of a UNION; INTERSECT binds tighter there too.
+func TestSetOperationInParentheses(t *testing.T) {
+	db := openSetOpDB(t)
+	for _, tc := range []struct {
+		q    string
+		args []any
+		want []string
+	}{
+		{"SELECT x FROM (SELECT id AS x FROM l EXCEPT SELECT id FROM k) AS d", nil, []string{"3", "4"}},
+		{"SELECT id FROM k WHERE id IN (SELECT id FROM l INTERSECT SELECT ?) AND id < ?", []any{2, 5}, []string{"2"}},
+		{"SELECT id FROM k WHERE id NOT IN (SELECT id FROM l EXCEPT SELECT ?)", []any{1}, []string{"1", "5"}},
+		{"SELECT (SELECT COUNT(*) FROM (SELECT id FROM l INTERSECT ALL SELECT id FROM k) AS z)", nil, []string{"2"}},
+		// k EXCEPT (5 INTERSECT 7), not (k EXCEPT 5) INTERSECT 7.
+		{"SELECT x FROM (SELECT id AS x FROM k EXCEPT SELECT 5 INTERSECT SELECT 7) AS d", nil, []string{"1", "2", "5"}},
+		{"(SELECT id FROM l INTERSECT SELECT id FROM k) UNION SELECT 9", nil, []string{"1", "2", "9"}},
+		{"SELECT x FROM ((SELECT id AS x FROM l EXCEPT SELECT id FROM k) UNION ALL SELECT 3) AS d", nil, []string{"3", "3", "4"}},
+	} {
+		require.Equal(t, tc.want, txRows(t, db, tc.q, tc.args...), tc.q)
+	}
 }

@@ -309,3 +309,20 @@ func TestInsertSelectRefusals(t *testing.T) {
 	}
 	require.EqualValues(t, 5, mustCount(t, db, "src"))
 }
+
+// INSERT ... WITH ... SELECT, as MySQL writes it: the WITH belongs to the
+// query; a set operation after it or INTERSECT alone works as well.
+func TestInsertWithSelect(t *testing.T) {
+	db := openInsertSelectDB(t)
+	mustExec(t, db, "CREATE TABLE dst (id BIGINT, v INT)")
+	n := affected(t)(db.Exec("INSERT INTO dst (v, id) WITH big AS (SELECT id, v FROM src WHERE v > ?) SELECT v, id FROM big WHERE id < ?", 15, 5))
+	require.EqualValues(t, 2, n)
+	require.Equal(t, []string{"2|20", "3|30"}, txRows(t, db, "SELECT * FROM dst"))
+	n = affected(t)(db.Exec("INSERT INTO dst WITH k AS (SELECT id FROM kv) SELECT id, 0 FROM k INTERSECT SELECT id, 0 FROM src WHERE grp = ?", "a"))
+	require.EqualValues(t, 2, n)
+	n = affected(t)(db.Exec("INSERT INTO dst SELECT id, 1 FROM src EXCEPT SELECT id, 1 FROM kv"))
+	require.EqualValues(t, 2, n)
+	require.Equal(t, []string{"1|0", "2|0", "2|20", "3|30", "4|1", "5|1"}, txRows(t, db, "SELECT * FROM dst"))
+	_, err := db.Exec("WITH k AS (SELECT id FROM kv) INSERT INTO dst SELECT id, 0 FROM k")
+	requireSentinel(t, err, fluss.ErrSyntax, "expected SELECT after WITH")
+}

@@ -109,6 +109,25 @@ func TestJoinUsingNaturalSelfAndThreeWay(t *testing.T) {
 	mustExec(t, db, "INSERT INTO b VALUES (2, 'b2'), (3, 'b3')")
 	require.Equal(t, []string{"2|a2|b2"}, txRows(t, db, "SELECT * FROM a JOIN b USING (id)"))
 	require.Equal(t, []string{"2|a2|b2"}, txRows(t, db, "SELECT * FROM a NATURAL JOIN b"))
+	// * lists the merged columns first, then the first table's others,
+	// then the second's, as MySQL does; RIGHT JOIN's first table is the
+	// right one.
+	mustExec(t, db, "CREATE TABLE c (y STRING, id INT, z INT)")
+	mustExec(t, db, "INSERT INTO c VALUES ('c2', 2, 20), ('c3', 3, 30)")
+	for q, want := range map[string][]string{
+		"SELECT * FROM c JOIN a USING (id)":                  {"id|y|z|x"},
+		"SELECT * FROM c NATURAL JOIN b":                     {"y|id|z"},
+		"SELECT * FROM a RIGHT JOIN c USING (id)":            {"id|y|z|x"},
+		"SELECT * FROM c JOIN a USING (id) JOIN b USING (y)": {"y|id|z|x|id"},
+	} {
+		rows, err := db.Query(q)
+		require.NoError(t, err, q)
+		cols, err := rows.Columns()
+		require.NoError(t, err)
+		require.NoError(t, rows.Close())
+		require.Equal(t, want, []string{strings.Join(cols, "|")}, q)
+	}
+	require.Equal(t, []string{"2|c2|20|a2", "3|c3|30|<nil>"}, txRows(t, db, "SELECT * FROM a RIGHT JOIN c USING (id)"))
 	require.Equal(t, []string{"1|a1|<nil>", "2|a2|b2"}, txRows(t, db, "SELECT id, x, y FROM a LEFT JOIN b USING (id)"))
 	require.Equal(t, []string{"2|a2|b2", "3|<nil>|b3"}, txRows(t, db, "SELECT id, x, y FROM a RIGHT JOIN b USING (id)"))
 	// A self-join by aliases.
@@ -270,4 +289,30 @@ func TestLookupJoinLakeOnlyPartition(t *testing.T) {
 	// as a scan does.
 	require.Equal(t, []string{"x|3|x3", "y|4|y4"}, txRows(t, db, q))
 	require.Equal(t, []string{"x3"}, txRows(t, db, "SELECT v FROM pk WHERE p = 'x' AND id = 3"))
+}
+
+// A subquery in ON filters the side it reads, or, over both sides of an
+// inner join, the joined rows; one that would decide which rows of an
+// outer join's preserved side match is refused. LIMIT takes no subquery,
+// as in MySQL.
+func TestJoinSubqueryInOn(t *testing.T) {
+	db := openJoinDB(t)
+	mustExec(t, db, "CREATE TABLE a (id INT, x INT)")
+	mustExec(t, db, "CREATE TABLE b (id INT, y INT)")
+	mustExec(t, db, "CREATE TABLE ok (y INT)")
+	mustExec(t, db, "INSERT INTO a VALUES (1, 10), (2, 20), (3, 30)")
+	mustExec(t, db, "INSERT INTO b VALUES (1, 100), (2, 200), (3, 300), (3, 301)")
+	mustExec(t, db, "INSERT INTO ok VALUES (100), (301)")
+	require.Equal(t, []string{"1|100", "3|301"},
+		txRows(t, db, "SELECT a.id, b.y FROM a JOIN b ON b.id = a.id AND b.y IN (SELECT y FROM ok)"))
+	require.Equal(t, []string{"1|100", "2|<nil>", "3|301"},
+		txRows(t, db, "SELECT a.id, b.y FROM a LEFT JOIN b ON b.id = a.id AND b.y IN (SELECT y FROM ok)"))
+	require.Equal(t, []string{"3|300", "3|301"},
+		txRows(t, db, "SELECT a.id, b.y FROM a JOIN b ON b.id = a.id AND a.x + b.y > (SELECT MIN(y) FROM ok WHERE y > ?)", 200))
+	require.Equal(t, []string{"1|100", "3|301"},
+		txRows(t, db, "SELECT a.id, b.y FROM a JOIN b ON EXISTS (SELECT 1 FROM ok WHERE ok.y = b.y) AND a.id = b.id"))
+	_, err := db.Exec("SELECT a.id FROM a LEFT JOIN b ON b.id = a.id AND a.x > (SELECT 15)")
+	requireSentinel(t, err, fluss.ErrUnsupported, "a subquery in the ON of an outer join that reads its preserved side")
+	_, err = db.Exec("SELECT id FROM a LIMIT (SELECT 1)")
+	requireSentinel(t, err, fluss.ErrSyntax, "LIMIT and OFFSET take a number or a placeholder")
 }

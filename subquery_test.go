@@ -133,7 +133,8 @@ func TestSubqueryErrors(t *testing.T) {
 		// A UNION's SELECTs bind as a derived table's do, in scopes of
 		// their own.
 		{"SELECT a FROM t1 WHERE EXISTS (SELECT k FROM kv WHERE k = t1.a UNION SELECT 1)", fluss.ErrNotFound, "table t1 of column t1.a is not in FROM"},
-		{"SELECT a FROM t1 LIMIT (SELECT 1)", fluss.ErrUnsupported, "a subquery in LIMIT is not supported"},
+		// MySQL's LIMIT takes a number or a placeholder only.
+		{"SELECT a FROM t1 LIMIT (SELECT 1)", fluss.ErrSyntax, "LIMIT and OFFSET take a number or a placeholder"},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
 			rows, err := db.Query(tc.sql)

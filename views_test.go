@@ -89,8 +89,44 @@ func TestViewCatalogStatements(t *testing.T) {
 	mustExec(t, db, "DROP VIEW big")
 	mustExec(t, db, "DROP VIEW IF EXISTS big")
 	_, err = db.Exec("DROP VIEW big")
-	requireSentinel(t, err, fluss.ErrNotFound, "view fluss.big")
+	requireSentinel(t, err, fluss.ErrNotFound, "unknown table 'fluss.big'")
 	require.Equal(t, []string{"grps", "src"}, txRows(t, db, "SHOW TABLES"))
+}
+
+// DROP VIEW of several views drops all or, without IF EXISTS when one is
+// missing, none, naming every missing one as MySQL does.
+func TestDropViews(t *testing.T) {
+	db, _ := openViewDB(t)
+	mustExec(t, db, "CREATE VIEW v1 AS SELECT id FROM src")
+	mustExec(t, db, "CREATE VIEW v2 AS SELECT v FROM src")
+	_, err := db.Exec("DROP VIEW v1, nosuch, v2, other")
+	requireSentinel(t, err, fluss.ErrNotFound, "unknown table 'fluss.nosuch,fluss.other'")
+	require.Equal(t, []string{"big", "src", "v1", "v2"}, txRows(t, db, "SHOW TABLES"))
+	_, err = db.Exec("DROP VIEW v1, src")
+	requireSentinel(t, err, fluss.ErrUnsupported, "fluss.src is a table, not a view")
+	require.Equal(t, []string{"big", "src", "v1", "v2"}, txRows(t, db, "SHOW TABLES"))
+	mustExec(t, db, "DROP VIEW IF EXISTS v1, nosuch, fluss.v2")
+	require.Equal(t, []string{"big", "src"}, txRows(t, db, "SHOW TABLES"))
+	mustExec(t, db, "DROP VIEW big")
+	require.Equal(t, []string{"src"}, txRows(t, db, "SHOW TABLES"))
+}
+
+// A view's query may be a set operation; the view reads as any other, in
+// any FROM.
+func TestViewOfSetOperation(t *testing.T) {
+	db, _ := openViewDB(t)
+	mustExec(t, db, "CREATE TABLE other (id BIGINT)")
+	mustExec(t, db, "INSERT INTO other VALUES (2), (3), (9)")
+	mustExec(t, db, "CREATE VIEW ids AS SELECT id FROM src UNION SELECT id FROM other")
+	mustExec(t, db, "CREATE VIEW common (k) AS SELECT id FROM src INTERSECT SELECT id FROM other")
+	require.Equal(t, []string{"1", "2", "3", "4", "9"}, txRows(t, db, "SELECT * FROM ids"))
+	require.Equal(t, []string{"2|2", "3|3"}, txRows(t, db, "SELECT ids.id, common.k FROM ids JOIN common ON ids.id = common.k"))
+	require.Equal(t, []string{"1", "4", "9"}, txRows(t, db, "SELECT id FROM ids WHERE id NOT IN (SELECT k FROM common)"))
+	require.Equal(t, []string{"k|BIGINT|true||<nil>"}, txRows(t, db, "DESCRIBE common"))
+	require.Equal(t, []string{"common|CREATE VIEW fluss.common (k) AS SELECT id FROM src INTERSECT SELECT id FROM other"},
+		txRows(t, db, "SHOW CREATE VIEW common"))
+	_, err := db.Exec("CREATE VIEW bad AS SELECT id FROM src UNION SELECT id, id FROM other")
+	requireSentinel(t, err, fluss.ErrInvalid, "same number of columns")
 }
 
 func TestCreateViewRefusesWhatItCannotRead(t *testing.T) {

@@ -1054,9 +1054,7 @@ func (g *mgen) from() (string, []rel) {
 				if !hasOnly(sc, r, "k") || !once(sc, r, "k") {
 					text += " " + g.joinWord(kind) + " " + s + " ON " + g.onCond(sc, r)
 				} else {
-					// NATURAL INNER JOIN is MySQL's too, but the parser
-					// knows only NATURAL JOIN for it.
-					text += " NATURAL " + strings.TrimPrefix(g.joinWord(kind), "INNER ") + " " + s
+					text += " NATURAL " + g.joinWord(kind) + " " + s
 				}
 			} else {
 				text += " " + g.joinWord(kind) + " " + s + " ON " + g.onCond(sc, r)

@@ -11,16 +11,19 @@ import (
 )
 
 // Analysis counts what each node of a running query yielded and the time
-// spent in it (its inputs included), for EXPLAIN ANALYZE.
+// spent in it (its inputs included), for EXPLAIN ANALYZE. Its nodes are
+// those sqlplan.FormatTreeNotes notes: the relations of a FROM tree, a
+// query's *SelectPlan (its result) and each *CompoundPlan of a set
+// operation.
 type Analysis struct {
-	nodes map[sqlplan.Relation]*nodeStats
-	top   nodeStats
+	nodes map[any]*nodeStats
 	// ran is false when the query was only opened (EXPLAIN): then the
 	// notes give the joins' strategies, not figures.
 	ran      bool
 	strategy map[*sqlplan.JoinRel]string
-	// parallel says how the aggregation over the joins runs.
-	parallel string
+	// parallel says, per query over a FROM tree, how its filter and
+	// aggregation over the joins run.
+	parallel map[*sqlplan.SelectPlan]string
 }
 
 type nodeStats struct {
@@ -31,25 +34,21 @@ type nodeStats struct {
 	took time.Duration
 }
 
-// Note renders a node's figures for sqlplan.FormatTreeNotes: rel nil is
-// the query's result.
-func (a *Analysis) Note(rel sqlplan.Relation) string {
+// Note renders a node's figures for sqlplan.FormatTreeNotes.
+func (a *Analysis) Note(node any) string {
 	var note string
-	if j, ok := rel.(*sqlplan.JoinRel); ok {
+	if j, ok := node.(*sqlplan.JoinRel); ok {
 		note = a.strategy[j]
 	}
-	if rel == nil {
-		note = a.parallel
+	if sp, ok := node.(*sqlplan.SelectPlan); ok {
+		note = a.parallel[sp]
 	}
 	if !a.ran {
 		return note
 	}
-	st := &a.top
-	if rel != nil {
-		var ok bool
-		if st, ok = a.nodes[rel]; !ok {
-			return note
-		}
+	st, ok := a.nodes[node]
+	if !ok {
+		return note
 	}
 	return note + fmt.Sprintf(" (rows=%d time=%s)", st.rows, st.took.Round(time.Microsecond))
 }
@@ -118,17 +117,22 @@ func (c *splitCounted) Split(ctx context.Context, n int) ([]exec.Operator, error
 	return parts, nil
 }
 
-// track wraps op as rel's when the query is analyzed.
-func (a *Analysis) track(rel sqlplan.Relation, op exec.Operator) exec.Operator {
+// track wraps op as node's when the query is analyzed.
+func (a *Analysis) track(node any, op exec.Operator) exec.Operator {
 	if a == nil {
 		return op
 	}
 	st := &nodeStats{}
-	a.nodes[rel] = st
+	a.nodes[node] = st
 	if s, ok := op.(exec.Splitter); ok {
 		return &splitCounted{counted: counted{in: op, st: st}, split: s}
 	}
 	return &counted{in: op, st: st}
+}
+
+func newAnalysis() *Analysis {
+	return &Analysis{nodes: map[any]*nodeStats{}, strategy: map[*sqlplan.JoinRel]string{},
+		parallel: map[*sqlplan.SelectPlan]string{}}
 }
 
 // OpenAnalyzed opens sp as Open does, recording how each join runs and
@@ -136,24 +140,36 @@ func (a *Analysis) track(rel sqlplan.Relation, op exec.Operator) exec.Operator {
 // result. EXPLAIN opens and closes it; EXPLAIN ANALYZE reads it to its
 // end first (then Ran).
 func OpenAnalyzed(ctx context.Context, r Reader, sp *sqlplan.SelectPlan, opts exec.Options) (exec.Operator, *Analysis, error) {
-	a := &Analysis{nodes: map[sqlplan.Relation]*nodeStats{}, strategy: map[*sqlplan.JoinRel]string{}}
+	a := newAnalysis()
 	op, err := open(ctx, r, sp, opts, a)
 	if err != nil {
 		return nil, nil, err
 	}
-	return &counted{in: op, st: &a.top}, a, nil
+	return a.track(sp, op), a, nil
+}
+
+// OpenCompoundAnalyzed opens a set operation as OpenCompound does,
+// counting rows and time at each set operation, at each SELECT below it
+// and at every node of their FROM trees.
+func OpenCompoundAnalyzed(ctx context.Context, r Reader, cp *sqlplan.CompoundPlan, opts exec.Options) (exec.Operator, *Analysis, error) {
+	a := newAnalysis()
+	op, err := openCompound(ctx, r, cp, opts, a)
+	if err != nil {
+		return nil, nil, err
+	}
+	return op, a, nil
 }
 
 // aggregation records whether the query's filter and aggregation over
 // its FROM tree run on several workers (why empty) or on one, for
 // EXPLAIN.
-func (a *Analysis) aggregation(threads int, why string) {
+func (a *Analysis) aggregation(sp *sqlplan.SelectPlan, threads int, why string) {
 	if a == nil {
 		return
 	}
 	if why == "" {
-		a.parallel = fmt.Sprintf(" [Parallel: %d workers]", threads)
+		a.parallel[sp] = fmt.Sprintf(" [Parallel: %d workers]", threads)
 		return
 	}
-	a.parallel = " [Serial: " + why + "]"
+	a.parallel[sp] = " [Serial: " + why + "]"
 }

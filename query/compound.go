@@ -16,12 +16,17 @@ import (
 // ORDER BY and LIMIT of the whole. Its records hold exactly the Output
 // columns.
 func OpenCompound(ctx context.Context, r Reader, cp *sqlplan.CompoundPlan, opts exec.Options) (exec.Operator, error) {
+	return openCompound(ctx, r, cp, opts, nil)
+}
+
+// openCompound is OpenCompound, counting into a when it is not nil.
+func openCompound(ctx context.Context, r Reader, cp *sqlplan.CompoundPlan, opts exec.Options, a *Analysis) (exec.Operator, error) {
 	types := CompoundTypes(cp)
-	left, err := openBranch(ctx, r, cp.Left, cp.Output, opts)
+	left, err := openBranch(ctx, r, cp.Left, cp.Output, opts, a)
 	if err != nil {
 		return nil, err
 	}
-	right, err := openBranch(ctx, r, cp.Right, cp.Output, opts)
+	right, err := openBranch(ctx, r, cp.Right, cp.Output, opts, a)
 	if err != nil {
 		left.Close()
 		return nil, err
@@ -45,7 +50,7 @@ func OpenCompound(ctx context.Context, r Reader, cp *sqlplan.CompoundPlan, opts 
 	case cp.Limit >= 0 || cp.Offset > 0:
 		op = exec.Limit(op, cp.Offset, cp.Limit)
 	}
-	return op, nil
+	return a.track(cp, op), nil
 }
 
 // CompoundTypes are the types of a set operation's columns; a column of
@@ -61,14 +66,15 @@ func CompoundTypes(cp *sqlplan.CompoundPlan) []metadata.DataType {
 // openBranch opens one side of a set operation. A SELECT's records may
 // carry hidden ORDER BY columns after its outputs; the conversion keeps
 // the outputs only.
-func openBranch(ctx context.Context, r Reader, b sqlplan.CompoundBranch, out []sqlplan.OutputColumn, opts exec.Options) (exec.Operator, error) {
+func openBranch(ctx context.Context, r Reader, b sqlplan.CompoundBranch, out []sqlplan.OutputColumn, opts exec.Options, a *Analysis) (exec.Operator, error) {
 	if b.Compound != nil {
-		return OpenCompound(ctx, r, b.Compound, opts)
+		return openCompound(ctx, r, b.Compound, opts, a)
 	}
-	op, err := openPlan(ctx, r, b.Select, opts, nil)
+	op, err := openPlan(ctx, r, b.Select, opts, a)
 	if err != nil {
 		return nil, err
 	}
+	op = a.track(b.Select, op)
 	n := len(b.Select.Output)
 	cols := make([]int, n)
 	names := make([]string, n)

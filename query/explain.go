@@ -2,9 +2,7 @@ package query
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/flusslite/fluss/exec"
 	"github.com/flusslite/fluss/sqlplan"
 )
 
@@ -60,47 +58,15 @@ func (s *Session) explainCompound(ctx context.Context, c *sqlplan.Compound, args
 	if err != nil {
 		return nil, err
 	}
-	var lerr error
-	lines := sqlplan.FormatCompound(cp, func(sp *sqlplan.SelectPlan) []string {
-		ls, err := s.explainSelectPlan(ctx, sp)
-		if err != nil && lerr == nil {
-			lerr = err
-		}
-		return ls
-	})
-	return lines, lerr
-}
-
-// explainSelectPlan prints the plan of one bound SELECT of a set
-// operation as EXPLAIN prints that SELECT alone.
-func (s *Session) explainSelectPlan(ctx context.Context, sp *sqlplan.SelectPlan) ([]string, error) {
-	if sp.Source != nil {
-		return s.ExplainTree(ctx, sp, nil)
-	}
-	return s.Explain(ctx, sp)
+	return s.ExplainCompound(ctx, cp, nil)
 }
 
 // analyzeCompound runs a set operation to its end and prints its plan
-// with the rows it yielded.
+// with the rows and time of each node (AnalyzeCompound).
 func (s *Session) analyzeCompound(ctx context.Context, c *sqlplan.Compound, args []sqlplan.Arg) ([]string, error) {
-	lines, err := s.explainCompound(ctx, c, args)
-	if err != nil {
-		return nil, err
-	}
 	cp, err := s.bindCompound(ctx, c, args)
 	if err != nil {
 		return nil, err
 	}
-	op, err := OpenCompound(ctx, s, cp, s.Exec)
-	if err != nil {
-		return nil, err
-	}
-	n, err := exec.Drain(ctx, op)
-	if cerr := op.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, err
-	}
-	return append(lines, fmt.Sprintf("Read: result_rows=%d", n)), nil
+	return s.AnalyzeCompound(ctx, cp)
 }

@@ -45,7 +45,7 @@ func open(ctx context.Context, r Reader, sp *sqlplan.SelectPlan, opts exec.Optio
 	q.Filter = sqlplan.Conjuncts(sp.Where)
 	if q.Aggregated() {
 		if _, ok := sp.Source.(*sqlplan.JoinRel); ok {
-			a.aggregation(opts.Threads, parallelAggregation(q, in.op, opts.Threads))
+			a.aggregation(sp, opts.Threads, parallelAggregation(q, in.op, opts.Threads))
 		}
 	}
 	out, err := exec.Build(in.op, q, layoutOf(len(sp.Table.Schema.Columns), in.cols), opts)

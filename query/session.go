@@ -530,7 +530,7 @@ func (s *Session) AnalyzeTree(ctx context.Context, sp *sqlplan.SelectPlan) ([]st
 
 // ExplainTree prints a query over a FROM tree as a tree, each table's
 // read as EXPLAIN prints a query of that table; note adds figures.
-func (s *Session) ExplainTree(ctx context.Context, sp *sqlplan.SelectPlan, note func(sqlplan.Relation) string) ([]string, error) {
+func (s *Session) ExplainTree(ctx context.Context, sp *sqlplan.SelectPlan, note func(node any) string) ([]string, error) {
 	var lerr error
 	lines := sqlplan.FormatTreeNotes(sp, func(leaf *sqlplan.SelectPlan) []string {
 		ls, err := s.Explain(ctx, leaf)
@@ -540,6 +540,44 @@ func (s *Session) ExplainTree(ctx context.Context, sp *sqlplan.SelectPlan, note 
 		return ls
 	}, note)
 	return lines, lerr
+}
+
+// ExplainCompound prints a set operation as a tree, each SELECT as
+// EXPLAIN prints it alone; note (nil for none) adds figures.
+func (s *Session) ExplainCompound(ctx context.Context, cp *sqlplan.CompoundPlan, note func(node any) string) ([]string, error) {
+	var lerr error
+	lines := sqlplan.FormatCompoundNotes(cp, func(sp *sqlplan.SelectPlan) []string {
+		ls, err := s.ExplainTree(ctx, sp, note)
+		if err != nil && lerr == nil {
+			lerr = err
+		}
+		return ls
+	}, note)
+	return lines, lerr
+}
+
+// AnalyzeCompound runs a set operation to its end and prints its tree as
+// ExplainCompound does, with the rows each set operation, each SELECT and
+// each node of their FROM trees yielded and the time spent in it (its
+// inputs included), then the number of result rows.
+func (s *Session) AnalyzeCompound(ctx context.Context, cp *sqlplan.CompoundPlan) ([]string, error) {
+	op, a, err := OpenCompoundAnalyzed(ctx, s, cp, s.Exec)
+	if err != nil {
+		return nil, err
+	}
+	n, err := exec.Drain(ctx, op)
+	if cerr := op.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	a.Ran()
+	lines, err := s.ExplainCompound(ctx, cp, a.Note)
+	if err != nil {
+		return nil, err
+	}
+	return append(lines, fmt.Sprintf("Read: result_rows=%d", n)), nil
 }
 
 // analyzeScan runs a planned scan to its end, built as the query's own

@@ -24,14 +24,11 @@ func (s *Session) createView(ctx context.Context, st *sqlplan.CreateView) error 
 	if path.Database == InfoSchemaDB {
 		return fmt.Errorf("cannot create view %s: information_schema is read-only: %w", path, metadata.ErrReadOnly)
 	}
-	if err := planner.CheckOptions(st.Select.Hints); err != nil {
-		return fmt.Errorf("OPTIONS hint: %w", err)
-	}
-	sp, err := sqlplan.BindSelect(ctx, st.Select, creatingView{sessionCatalog{eng: s.Engine}, path}, s.Database, nil)
+	out, err := bindViewQuery(ctx, st.Select, st.Compound, creatingView{sessionCatalog{eng: s.Engine}, path}, s.Database)
 	if err != nil {
 		return fmt.Errorf("view %s: %w", path, err)
 	}
-	names, err := viewColumnNames(path, st.Columns, sp)
+	names, err := viewColumnNames(path, st.Columns, out)
 	if err != nil {
 		return err
 	}
@@ -43,20 +40,46 @@ func (s *Session) createView(ctx context.Context, st *sqlplan.CreateView) error 
 	}, st.OrReplace, st.IfNotExists)
 }
 
+// bindViewQuery binds a view's query, a SELECT or a set operation, with
+// every OPTIONS hint checked, and describes its output columns.
+func bindViewQuery(ctx context.Context, sel *sqlplan.Select, c *sqlplan.Compound, cat sqlplan.Catalog, db string) ([]Column, error) {
+	sels := []*sqlplan.Select{sel}
+	if c != nil {
+		sels = c.Selects()
+	}
+	for _, s := range sels {
+		if err := planner.CheckOptions(s.Hints); err != nil {
+			return nil, fmt.Errorf("OPTIONS hint: %w", err)
+		}
+	}
+	if c != nil {
+		cp, err := sqlplan.BindCompound(ctx, c, cat, db, nil)
+		if err != nil {
+			return nil, err
+		}
+		return compoundColumns(cp), nil
+	}
+	sp, err := sqlplan.BindSelect(ctx, sel, cat, db, nil)
+	if err != nil {
+		return nil, err
+	}
+	return ResultColumns(sp), nil
+}
+
 // viewColumnNames names a view's columns: its column list, which must
 // match the query's output, or else the output's names, which must
 // differ from each other (ignoring case) as a table's columns do.
-func viewColumnNames(path metadata.TablePath, list []string, sp *sqlplan.SelectPlan) ([]string, error) {
+func viewColumnNames(path metadata.TablePath, list []string, output []Column) ([]string, error) {
 	if list != nil {
-		if len(list) != len(sp.Output) {
+		if len(list) != len(output) {
 			return nil, fmt.Errorf("view %s names %s but its query returns %s: %w",
-				path, plural(len(list), "column"), plural(len(sp.Output), "column"), metadata.ErrInvalidValue)
+				path, plural(len(list), "column"), plural(len(output), "column"), metadata.ErrInvalidValue)
 		}
 		return list, nil
 	}
-	names := make([]string, len(sp.Output))
-	seen := make(map[string]bool, len(sp.Output))
-	for i, o := range sp.Output {
+	names := make([]string, len(output))
+	seen := make(map[string]bool, len(output))
+	for i, o := range output {
 		k := strings.ToLower(o.Name)
 		if seen[k] {
 			return nil, fmt.Errorf("view %s: its query returns two columns named %s; give one an alias or list the view's columns: %w",
@@ -75,28 +98,59 @@ func (s *Session) bindView(ctx context.Context, v metadata.ViewInfo) ([]metadata
 	if err != nil {
 		return nil, fmt.Errorf("view %s: its stored query no longer parses: %w", v.Path, err)
 	}
-	sel, ok := st.(*sqlplan.Select)
-	if !ok {
+	var out []Column
+	switch q := st.(type) {
+	case *sqlplan.Select:
+		out, err = bindViewQuery(ctx, q, nil, sessionCatalog{eng: s.Engine}, v.QueryDatabase)
+	case *sqlplan.Compound:
+		out, err = bindViewQuery(ctx, nil, q, sessionCatalog{eng: s.Engine}, v.QueryDatabase)
+	default:
 		return nil, fmt.Errorf("view %s: its stored query is a %T, not a query: %w", v.Path, st, metadata.ErrCorrupt)
 	}
-	sp, err := sqlplan.BindSelect(ctx, sel, sessionCatalog{eng: s.Engine}, v.QueryDatabase, nil)
 	if err != nil {
 		return nil, fmt.Errorf("view %s: %w", v.Path, err)
 	}
-	if len(sp.Output) != len(v.Columns) {
+	if len(out) != len(v.Columns) {
 		return nil, fmt.Errorf("view %s has %s but its query now returns %s: %w",
-			v.Path, plural(len(v.Columns), "column"), plural(len(sp.Output), "column"), metadata.ErrInvalidValue)
+			v.Path, plural(len(v.Columns), "column"), plural(len(out), "column"), metadata.ErrInvalidValue)
 	}
-	cols := make([]metadata.Column, len(sp.Output))
-	for i, rc := range ResultColumns(sp) {
+	cols := make([]metadata.Column, len(out))
+	for i, rc := range out {
 		cols[i] = metadata.Column{Name: v.Columns[i], Type: rc.Type, NotNull: !rc.Nullable}
 	}
 	return cols, nil
 }
 
-// dropView runs DROP VIEW.
+// dropView runs DROP VIEW. Every view is looked up before any is
+// dropped, so that without IF EXISTS one that does not exist drops none,
+// as in MySQL, whose error names every missing one.
 func (s *Session) dropView(ctx context.Context, st *sqlplan.DropView) error {
-	return s.Engine.DropView(ctx, s.path(st.View), st.IfExists)
+	eng := s.Engine
+	var drop []metadata.TablePath
+	var missing []string
+	for _, v := range st.Views {
+		path := s.path(v)
+		if _, err := eng.View(ctx, path); err != nil {
+			if !errors.Is(err, metadata.ErrNotFound) {
+				return err
+			}
+			if !st.IfExists {
+				missing = append(missing, path.Database+"."+path.Table)
+			}
+			continue
+		}
+		drop = append(drop, path)
+	}
+	if len(missing) > 0 {
+		// MySQL's words: Unknown table 'db.v1,db.v2'.
+		return fmt.Errorf("unknown table '%s' (no view dropped): %w", strings.Join(missing, ","), metadata.ErrNotFound)
+	}
+	for _, path := range drop {
+		if err := eng.DropView(ctx, path, st.IfExists); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // isViewErr reports whether err says a table statement met a view.

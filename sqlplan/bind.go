@@ -198,7 +198,7 @@ func bindSelectScoped(ctx context.Context, s *Select, cat Catalog, currentDB str
 	switch {
 	case s.FromTree != nil:
 		var err error
-		if sc, err = bindFromTree(ctx, cat, currentDB, args, s, plan); err != nil {
+		if sc, err = bindFromTree(ctx, cat, currentDB, args, s, plan, outer); err != nil {
 			return nil, err
 		}
 	case s.From:

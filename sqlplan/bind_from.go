@@ -18,16 +18,25 @@ type fromBinder struct {
 	scope     *scope
 	// hints are the query's OPTIONS, which every table it reads takes.
 	hints map[string]string
+	// outer, in a subquery, resolves the names of the queries around it
+	// in the ON conditions (a derived table binds in a scope of its own).
+	outer outerScope
+	// underNulls is set while binding a side an outer join extends with
+	// NULLs.
+	underNulls bool
+	// stars holds each join's * order (see starOrder).
+	stars map[*JoinRel][]int
 }
 
 // bindFromTree binds s's FROM tree into plan: plan.Source, and plan.Table
 // as the combined schema the rest of the query binds against.
-func bindFromTree(ctx context.Context, cat Catalog, currentDB string, args []Arg, s *Select, plan *SelectPlan) (*scope, error) {
-	fb := &fromBinder{ctx: ctx, cat: cat, currentDB: currentDB, args: args, scope: &scope{hidden: map[int]bool{}}, hints: s.Hints}
+func bindFromTree(ctx context.Context, cat Catalog, currentDB string, args []Arg, s *Select, plan *SelectPlan, outer outerScope) (*scope, error) {
+	fb := &fromBinder{ctx: ctx, cat: cat, currentDB: currentDB, args: args, scope: &scope{hidden: map[int]bool{}}, hints: s.Hints, outer: outer}
 	rel, err := fb.bind(s.FromTree)
 	if err != nil {
 		return nil, err
 	}
+	fb.scope.star = fb.starOrder(rel)
 	plan.Source = rel
 	plan.Table = metadata.TableInfo{Schema: metadata.Schema{Columns: fb.scope.columns}}
 	return fb.scope, nil
@@ -126,12 +135,16 @@ func (fb *fromBinder) derived(d *FromSelect) (Relation, error) {
 
 func (fb *fromBinder) join(j *FromJoin) (Relation, error) {
 	first := len(fb.scope.rels)
+	under := fb.underNulls
+	fb.underNulls = under || j.Kind == JoinRight
 	l, err := fb.bind(j.L)
 	if err != nil {
 		return nil, err
 	}
 	mid := len(fb.scope.rels)
+	fb.underNulls = under || j.Kind == JoinLeft
 	r, err := fb.bind(j.R)
+	fb.underNulls = under
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +174,7 @@ func (fb *fromBinder) join(j *FromJoin) (Relation, error) {
 	if j.Natural {
 		using = naturalColumns(fb.scope.rels[first:mid], fb.scope.rels[mid:], fb.scope.hidden)
 	}
+	merged := map[int]bool{}
 	for _, name := range using {
 		li, err := sideColumn(fb.scope, fb.scope.rels[first:mid], name, "left")
 		if err != nil {
@@ -181,20 +195,86 @@ func (fb *fromBinder) join(j *FromJoin) (Relation, error) {
 		// right one of a RIGHT JOIN.
 		if out.Kind == JoinRight {
 			fb.scope.hidden[li] = true
+			merged[ri] = true
 		} else {
 			fb.scope.hidden[ri] = true
+			merged[li] = true
 		}
 	}
+	fb.joinStar(out, merged)
 	if j.On != nil {
 		b := &binder{args: fb.args, currentDB: fb.currentDB, ctx: fb.ctx, clause: inOn, scope: local,
-			table: &metadata.TableInfo{Schema: metadata.Schema{Columns: fb.scope.columns}}}
+			table: &metadata.TableInfo{Schema: metadata.Schema{Columns: fb.scope.columns}}, cat: fb.cat, outer: fb.outer}
 		on, err := b.bindCondition(j.On)
 		if err != nil {
 			return nil, err
 		}
+		for _, c := range Conjuncts(on) {
+			// An outer join's condition runs no subquery: one over the
+			// extended side alone filters that side first (see
+			// placeOnSubqueries); one that reads the preserved side
+			// would decide which of its rows match.
+			extended := out.R
+			if out.Kind == JoinRight {
+				extended = out.L
+			}
+			switch {
+			case !hasSubquery(c):
+			case out.Kind != JoinInner && !within(c, extended):
+				return nil, unsupported("a subquery in the ON of an outer join that reads its preserved side (%s)", c)
+			case out.Kind == JoinInner && fb.underNulls && !within(c, out.L) && !within(c, out.R):
+				// It cannot move to WHERE from under an outer join.
+				return nil, unsupported("a subquery in the ON of a join inside an outer join that reads both its sides (%s)", c)
+			}
+		}
 		out.Cond = append(out.Cond, Conjuncts(on)...)
 	}
 	return out, nil
+}
+
+// starOrder returns the combined indexes that * expands to over rel.
+// Over a join by USING or NATURAL, MySQL (and SQL:2003) lists the merged
+// columns first, in the order of the first table (the right one of a
+// RIGHT JOIN, which MySQL reads as a LEFT JOIN the other way round), then
+// the first table's other columns, then the second's; over any other
+// join, the left side's columns, then the right's.
+func (fb *fromBinder) starOrder(rel Relation) []int {
+	if j, ok := rel.(*JoinRel); ok {
+		return fb.stars[j]
+	}
+	var out []int
+	for _, sp := range rel.Spans() {
+		for i := sp.Offset; i < sp.Offset+sp.Width; i++ {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// joinStar records the * order of a join; merged holds the combined
+// index kept for each USING or NATURAL column.
+func (fb *fromBinder) joinStar(j *JoinRel, merged map[int]bool) {
+	first, second := fb.starOrder(j.L), fb.starOrder(j.R)
+	if j.Kind == JoinRight && len(merged) > 0 {
+		first, second = second, first
+	}
+	out := make([]int, 0, len(first)+len(second))
+	for _, i := range first {
+		if merged[i] {
+			out = append(out, i)
+		}
+	}
+	for _, side := range [][]int{first, second} {
+		for _, i := range side {
+			if !merged[i] && !fb.scope.hidden[i] {
+				out = append(out, i)
+			}
+		}
+	}
+	if fb.stars == nil {
+		fb.stars = map[*JoinRel][]int{}
+	}
+	fb.stars[j] = out
 }
 
 // naturalColumns are the names the two sides of a NATURAL join share.
@@ -234,11 +314,18 @@ func sideColumn(all *scope, side []scopeRel, name, which string) (int, error) {
 }
 
 // expandScopeStar expands * or t.* over a FROM tree: every column of
-// every relation in FROM order (a column USING merged into the other
-// side's once), or every column of t.
+// every relation in the order of scope.star (a column USING merged into
+// the other side's once), or every column of t.
 func (b *binder) expandScopeStar(it SelectItem, plan *SelectPlan) error {
 	if it.Qualifier != "" && !b.scope.hasQualifier(it.Qualifier) {
 		return atName(it.Qualifier, errorf(metadata.ErrNotFound, "table %s in %s.* is not in FROM (%s)", it.Qualifier, it.Qualifier, b.scope.names()))
+	}
+	if it.Qualifier == "" && b.scope.star != nil {
+		for _, idx := range b.scope.star {
+			c := b.scope.columns[idx]
+			plan.Output = append(plan.Output, OutputColumn{Name: c.Name, Expr: &ColumnRef{Name: c.Name, Qualifier: b.scope.relOf(idx), Index: idx, T: c.Type}})
+		}
+		return nil
 	}
 	for _, r := range b.scope.rels {
 		if it.Qualifier != "" && !r.matches(it.Qualifier) {

@@ -14,7 +14,9 @@ import (
 // EXCEPT, so a query with a set operation outside parentheses is split
 // here, by the lexer's tokens, at those keywords: each SELECT between them
 // goes to the parser on its own, and the operators, parentheses and the
-// trailing ORDER BY / LIMIT of the whole are read from the tokens.
+// trailing ORDER BY / LIMIT of the whole are read from the tokens. One in
+// parentheses inside a SELECT (a derived table, a subquery) is read here
+// too, by parseDML, before the parser reads the rest.
 // INTERSECT binds tighter than UNION and EXCEPT, which associate to the
 // left (the SQL standard; MySQL 8.0.31 and later).
 
@@ -175,35 +177,12 @@ func hasSetOp(toks []token) bool {
 	return false
 }
 
-// nestedSetOp refuses INTERSECT and EXCEPT inside parentheses (a derived
-// table, a subquery), which only the parser would see, and it cannot read
-// them.
-func nestedSetOp(toks []token, base int) error {
-	depth := 0
-	for _, t := range toks {
-		switch {
-		case isPunct(t, "("):
-			depth++
-		case isPunct(t, ")"):
-			depth--
-		case depth > 0:
-			if k, ok := setOpOf(t); ok && k != SetUnion {
-				return &PosError{Pos: base + t.pos, Err: unsupported("%s inside parentheses (a derived table or a subquery)", k)}
-			}
-		}
-	}
-	return nil
-}
-
 // parseSetQuery parses a query: a SELECT, or SELECTs joined by set
 // operations, or a parenthesised query: the text src[start:end] whose
 // tokens are toks (offsets in src, ending with a tokEOF token at end). ps
 // carries the placeholders of the statement's parts before it.
 func parseSetQuery(src string, start int, toks []token, ps *paramStyle) (Statement, error) {
 	if !hasSetOp(toks) && !isPunct(toks[0], "(") {
-		if err := nestedSetOp(toks, 0); err != nil {
-			return nil, err
-		}
 		return parseDML(src, start, toks, ps)
 	}
 	p, err := newCompoundParser(src, 0, toks, ps)
@@ -430,9 +409,6 @@ func (p *compoundParser) group(lo, hi int) (SetOperand, error) {
 // selectAt parses toks[lo:hi], a SELECT, with the parser, numbering its
 // placeholders as the statement does.
 func (p *compoundParser) selectAt(lo, hi int) (*Select, error) {
-	if err := nestedSetOp(p.toks[lo:hi], p.base); err != nil {
-		return nil, err
-	}
 	from, to := p.toks[lo].pos, p.toks[hi-1].end
 	// The SELECT's ? count on from those before it in the statement.
 	ps := &paramStyle{style: p.style, questions: p.questions[lo]}
@@ -543,67 +519,10 @@ func (p *compoundParser) count(i, hi int) (Expr, error) {
 // its tokens, reading set operations outside parentheses here and
 // everything else with parseDML.
 func parseDMLSetOps(src string, toks []token) (Statement, error) {
-	switch {
-	case isPunct(toks[0], "(") || isWord(toks[0], "SELECT"):
+	if isPunct(toks[0], "(") || isWord(toks[0], "SELECT") {
 		return parseSetQuery(src, 0, toks, &paramStyle{})
-	case (isWord(toks[0], "INSERT") || isWord(toks[0], "REPLACE")) && hasSetOp(toks):
-		return parseInsertSetOp(src, toks)
-	}
-	if err := nestedSetOp(toks, 0); err != nil {
-		return nil, err
 	}
 	return parseDML(src, 0, toks, nil)
-}
-
-// parseInsertSetOp parses INSERT INTO t [(cols)] SELECT ... UNION ...: the
-// INSERT up to its first set operation is a statement the parser reads
-// (INSERT ... SELECT of the first branch), and the query from its SELECT
-// on is read as any query with set operations is.
-func parseInsertSetOp(text string, toks []token) (Statement, error) {
-	const base = 0 // toks hold offsets in text
-	depth, query, firstOp := 0, -1, -1
-	for i, t := range toks {
-		switch {
-		case isPunct(t, "("):
-			depth++
-		case isPunct(t, ")"):
-			depth--
-		case depth != 0:
-		case query < 0 && isWord(t, "SELECT"):
-			query = i
-		case isWord(t, "ON") && i+1 < len(toks) && isWord(toks[i+1], "DUPLICATE"):
-			return nil, &PosError{Pos: base + t.pos, Err: unsupported("ON DUPLICATE KEY UPDATE after a set operation")}
-		default:
-			if _, ok := setOpOf(t); ok && firstOp < 0 {
-				firstOp = i
-			}
-		}
-	}
-	if query < 0 || query > firstOp {
-		return nil, &PosError{Pos: base + toks[firstOp].pos, Err: unsupported("a set operation in INSERT other than INSERT INTO t SELECT ... UNION SELECT ...")}
-	}
-	st, err := parseDML(text, 0, window(toks, 0, firstOp, toks[firstOp].pos), nil)
-	if err != nil {
-		return nil, err
-	}
-	ins, ok := st.(*Insert)
-	if !ok || ins.Select == nil {
-		return nil, &PosError{Pos: base + toks[firstOp].pos, Err: unsupported("a set operation after INSERT ... VALUES")}
-	}
-	p, err := newCompoundParser(text, base, toks, &paramStyle{})
-	if err != nil {
-		return nil, err
-	}
-	q, err := p.group(query, len(p.toks)-1)
-	if err != nil {
-		return nil, err
-	}
-	c, ok := q.(*Compound)
-	if !ok {
-		return nil, p.errAt(firstOp, "expected a set operation")
-	}
-	ins.Select, ins.Compound = nil, c
-	return ins, nil
 }
 
 // CompoundPlan is a bound set operation. Every SELECT below it yields the
@@ -818,6 +737,16 @@ func (p *CompoundPlan) finish(common []metadata.DataType) error {
 // LIMIT, then a line naming the operation, each node's children indented
 // by two spaces under it; leaf prints the plan of one SELECT.
 func FormatCompound(p *CompoundPlan, leaf func(*SelectPlan) []string) []string {
+	return FormatCompoundNotes(p, leaf, nil)
+}
+
+// FormatCompoundNotes is FormatCompound with a note after the first line
+// of each set operation (note(p), EXPLAIN ANALYZE's rows and time of its
+// result); leaf notes the SELECTs. note may be nil.
+func FormatCompoundNotes(p *CompoundPlan, leaf func(*SelectPlan) []string, note func(node any) string) []string {
+	if note == nil {
+		note = func(any) string { return "" }
+	}
 	var lines []string
 	depth := 0
 	node := func(format string, args ...any) {
@@ -854,10 +783,11 @@ func FormatCompound(p *CompoundPlan, leaf func(*SelectPlan) []string) []string {
 		name += " All"
 	}
 	node("%s", name)
+	lines[0] += note(p)
 	for _, b := range []CompoundBranch{p.Left, p.Right} {
 		var sub []string
 		if b.Compound != nil {
-			sub = FormatCompound(b.Compound, leaf)
+			sub = FormatCompoundNotes(b.Compound, leaf, note)
 		} else {
 			sub = leaf(b.Select)
 		}

@@ -97,7 +97,11 @@ func dumpSetOperand(b *strings.Builder, st Statement, indent string) {
 		if len(x.Columns) > 0 {
 			fmt.Fprintf(b, "columns: %s\n", strings.Join(x.Columns, ", "))
 		}
-		dumpSetOperand(b, x.Compound, indent)
+		if x.Compound != nil {
+			dumpSetOperand(b, x.Compound, indent)
+		} else {
+			dumpSetOperand(b, x.Select, indent)
+		}
 	case *Explain:
 		b.WriteString("explain")
 		if x.Analyze {

@@ -25,7 +25,11 @@ import (
 //   - it refuses the set quantifier ALL (SELECT ALL, COUNT(ALL x)), so
 //     that token is dropped before parsing (quantifier.go);
 //   - its error positions count from 1 and point past the offending token;
-//     they are mapped back to a byte offset in the caller's text.
+//     they are mapped back to a byte offset in the caller's text;
+//   - it reads UNION but not INTERSECT or EXCEPT: a parenthesised query
+//     holding them (a derived table, a subquery, an operand of a UNION) is
+//     read from its tokens by compound.go, and the parser sees in its
+//     place a SELECT * FROM a reserved name that setOperand swaps back.
 
 // parseDML parses SELECT, INSERT, UPDATE or DELETE text with
 // xwb1989/sqlparser: the text src[start:end], where toks are its tokens
@@ -43,9 +47,55 @@ func parseDML(src string, start int, toks []token, ps *paramStyle) (stmt Stateme
 	// parts each ? is written as the :vN the parser would give it.
 	renumber := ps.questions > 0
 	var edits []edit
+	var nested map[string]SetOperand
+	// cut has the query of toks[lo:hi] read here (see compound.go) and the
+	// parser read instead the reserved SELECT *, in parentheses when
+	// paren is set; toks[lo:hi] are not looked at again.
+	cut := func(lo, hi int, paren bool) error {
+		before := ps.questions
+		q, err := parseQueryTokens(src, toks[lo].pos, window(toks, lo, hi, toks[hi].pos), ps)
+		if err != nil {
+			return err
+		}
+		op, ok := q.(SetOperand)
+		if !ok {
+			return &PosError{Pos: toks[lo].pos, Err: unsupported("%T as a query", q)}
+		}
+		if nested == nil {
+			nested = map[string]SetOperand{}
+		}
+		name := nestedPrefix + strconv.Itoa(len(nested))
+		nested[name] = op
+		e := edit{pos: toks[lo].pos, end: toks[hi-1].end, text: "SELECT * FROM `" + name + "`"}
+		if paren {
+			e.pos, e.end, e.text = toks[lo-1].pos, toks[hi].end, "("+e.text+")"
+		}
+		edits = append(edits, e)
+		// The ? inside were numbered here; those after count on.
+		renumber = renumber || ps.questions > before
+		return nil
+	}
 	end := toks[len(toks)-1].pos
-	for i, t := range toks {
+	queryLo, queryHi := insertQuery(toks)
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
 		switch {
+		case i == queryLo:
+			if err := cut(queryLo, queryHi, false); err != nil {
+				return nil, err
+			}
+			i = queryHi - 1
+		case t.kind == tokQuotedIdent && strings.HasPrefix(t.text, nestedPrefix):
+			return nil, &SyntaxError{Pos: t.pos, Near: src[t.pos:t.end], Msg: "this name is reserved"}
+		case isPunct(t, "(") && parenSetOp(toks, i):
+			closing, err := matchingParen(src, toks, i)
+			if err != nil {
+				return nil, err
+			}
+			if err := cut(i+1, closing, true); err != nil {
+				return nil, err
+			}
+			i = closing
 		case t.kind == tokParam:
 			p, err := ps.param(src, t)
 			if err != nil {
@@ -70,6 +120,14 @@ func parseDML(src string, start int, toks []token, ps *paramStyle) (stmt Stateme
 				return nil, err
 			}
 			edits = append(edits, e)
+		case isPunct(t, "(") && i > 0 && limitOperand(toks, i-1):
+			// MySQL's LIMIT and OFFSET take a number or a placeholder
+			// only; the parser would take any expression.
+			return nil, &SyntaxError{Pos: t.pos, Near: src[t.pos:t.end], Msg: "LIMIT and OFFSET take a number or a placeholder, not an expression or a subquery"}
+		case isWord(t, "INNER") && i > 0 && isWord(toks[i-1], "NATURAL") && isWord(toks[i+1], "JOIN"):
+			// MySQL reads NATURAL [INNER] JOIN; the parser knows only
+			// NATURAL JOIN, which is the same join.
+			edits = append(edits, edit{pos: t.pos, end: t.end})
 		case quantifierCall(t):
 			return nil, &SyntaxError{Pos: t.pos, Near: src[t.pos:t.end], Msg: "this name is reserved"}
 		case t.kind == tokIdent && quantifierAt(toks, i):
@@ -99,7 +157,7 @@ func parseDML(src string, start int, toks []token, ps *paramStyle) (stmt Stateme
 	if perr != nil {
 		return nil, mapParseError(perr, src, end, toks, posMap, start)
 	}
-	c := &converter{style: ps.style, src: rewritten, posMap: posMap}
+	c := &converter{style: ps.style, src: rewritten, posMap: posMap, nested: nested}
 	switch x := ast.(type) {
 	case *sqlparser.Select:
 		return c.selectStmt(x)
@@ -225,6 +283,111 @@ type converter struct {
 	// posMap maps each offset of src, the text the parser read, to its
 	// offset in the caller's statement.
 	posMap []int
+	// nested are the parenthesised set operations parseDML read itself,
+	// by the reserved table name the parser saw in their place.
+	nested map[string]SetOperand
+}
+
+// nestedPrefix starts the table names that stand for a parenthesised set
+// operation in the text the parser reads. It holds a NUL byte, which no
+// name written in a statement has (parseDML refuses one that does).
+const nestedPrefix = "\x00set operation "
+
+// parenSetOp reports whether the '(' at toks[i] opens a query with
+// INTERSECT or EXCEPT outside any parentheses of its own: one the parser
+// cannot read. A UNION alone it reads.
+func parenSetOp(toks []token, i int) bool {
+	if n := toks[i+1]; !isWord(n, "SELECT") && !isPunct(n, "(") {
+		return false
+	}
+	depth := 0
+	for _, t := range toks[i:] {
+		switch {
+		case t.kind == tokEOF:
+			return false
+		case isPunct(t, "("):
+			depth++
+		case isPunct(t, ")"):
+			if depth--; depth == 0 {
+				return false
+			}
+		case depth == 1:
+			if k, ok := setOpOf(t); ok && k != SetUnion {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// limitOperand reports whether the token after toks[i] is where LIMIT
+// or OFFSET takes its number: after LIMIT, OFFSET, or the comma of LIMIT
+// offset, count.
+func limitOperand(toks []token, i int) bool {
+	switch t := toks[i]; {
+	case isWord(t, "LIMIT"), isWord(t, "OFFSET"):
+		return true
+	case isPunct(t, ","):
+		return i >= 2 && isWord(toks[i-2], "LIMIT")
+	}
+	return false
+}
+
+// insertQuery returns the bounds [lo, hi) of the query of INSERT [INTO]
+// t [(cols)] query [ON DUPLICATE KEY UPDATE ...] when the parser cannot
+// read it: when it starts with WITH or has INTERSECT or EXCEPT outside
+// parentheses. lo is -1 otherwise.
+func insertQuery(toks []token) (lo, hi int) {
+	if !isWord(toks[0], "INSERT") && !isWord(toks[0], "REPLACE") {
+		return -1, 0
+	}
+	lo, hi = -1, len(toks)-1
+	setOp := false
+	depth := 0
+scan:
+	for i, t := range toks[:hi] {
+		switch {
+		case isPunct(t, "("):
+			depth++
+		case isPunct(t, ")"):
+			depth--
+		case depth != 0:
+		case lo < 0 && (isWord(t, "SELECT") || isWord(t, "WITH")):
+			lo = i
+		case lo >= 0 && (isWord(t, "ON") && isWord(toks[i+1], "DUPLICATE") || isPunct(t, ";")):
+			hi = i
+			break scan
+		case lo >= 0:
+			if k, ok := setOpOf(t); ok && k != SetUnion {
+				setOp = true
+			}
+		}
+	}
+	if lo < 0 || !setOp && !isWord(toks[lo], "WITH") {
+		return -1, 0
+	}
+	return lo, hi
+}
+
+// nestedOperand returns the set operation that the SELECT * FROM name
+// parseDML wrote stands for.
+func (c *converter) nestedOperand(s *sqlparser.Select) (SetOperand, bool) {
+	if len(c.nested) == 0 || len(s.From) != 1 || len(s.SelectExprs) != 1 {
+		return nil, false
+	}
+	if _, ok := s.SelectExprs[0].(*sqlparser.StarExpr); !ok {
+		return nil, false
+	}
+	t, ok := s.From[0].(*sqlparser.AliasedTableExpr)
+	if !ok || !t.As.IsEmpty() {
+		return nil, false
+	}
+	name, ok := t.Expr.(sqlparser.TableName)
+	if !ok || !name.Qualifier.IsEmpty() {
+		return nil, false
+	}
+	op, ok := c.nested[name.Name.String()]
+	return op, ok
 }
 
 func (c *converter) tablePath(n sqlparser.TableName) metadata.TablePath {
@@ -519,14 +682,20 @@ func (c *converter) insert(ins *sqlparser.Insert) (*Insert, error) {
 			}
 			out.Rows = append(out.Rows, row)
 		}
-	case *sqlparser.Select:
-		sel, err := c.selectStmt(rows)
+	case *sqlparser.Select, *sqlparser.Union:
+		q, err := c.setOperand(rows.(sqlparser.SelectStatement))
 		if err != nil {
 			return nil, err
 		}
-		out.Select = sel
-	case *sqlparser.Union:
-		return nil, unsupported("UNION")
+		switch q := q.(type) {
+		case *Select:
+			out.Select = q
+		case *Compound:
+			if out.OnDup != nil {
+				return nil, unsupported("ON DUPLICATE KEY UPDATE after a set operation")
+			}
+			out.Compound = q
+		}
 	default:
 		return nil, unsupported("this INSERT source")
 	}
@@ -965,12 +1134,14 @@ func isQueryKeyword(name string) bool {
 }
 
 // setOperand converts a query the parser read in parentheses (a derived
-// table, a subquery): a SELECT, or its UNION of SELECTs. INTERSECT and
-// EXCEPT there are beyond the parser; at the top of a statement
-// compound.go reads all three.
+// table, a subquery): a SELECT, or its UNION of SELECTs, or the set
+// operation parseDML read in its place.
 func (c *converter) setOperand(st sqlparser.SelectStatement) (SetOperand, error) {
 	switch x := st.(type) {
 	case *sqlparser.Select:
+		if op, ok := c.nestedOperand(x); ok {
+			return op, nil
+		}
 		return c.selectStmt(x)
 	case *sqlparser.ParenSelect:
 		return c.setOperand(x.Select)

@@ -125,6 +125,19 @@ func (p *parser) ident(what string) (string, error) {
 	return "", p.expected(what)
 }
 
+// commaList reads item, ... : item reads one, and the list goes on while
+// a ',' follows it.
+func (p *parser) commaList(item func() error) error {
+	for {
+		if err := item(); err != nil {
+			return err
+		}
+		if !p.acceptPunct(",") {
+			return nil
+		}
+	}
+}
+
 // identList reads '(' ident, ... ')'.
 func (p *parser) identList(what string) ([]string, []token, error) {
 	if err := p.expectPunct("("); err != nil {
@@ -132,21 +145,22 @@ func (p *parser) identList(what string) ([]string, []token, error) {
 	}
 	var names []string
 	var toks []token
-	for {
+	err := p.commaList(func() error {
 		toks = append(toks, p.peek())
 		n, err := p.ident(what)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		for _, prev := range names {
 			if strings.EqualFold(prev, n) {
-				return nil, nil, p.errAt(toks[len(toks)-1], what+" "+quoteIdent(n)+" is listed twice")
+				return p.errAt(toks[len(toks)-1], what+" "+quoteIdent(n)+" is listed twice")
 			}
 		}
 		names = append(names, n)
-		if !p.acceptPunct(",") {
-			break
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := p.expectPunct(")"); err != nil {
 		return nil, nil, err
@@ -203,26 +217,24 @@ func (p *parser) options() (map[string]string, error) {
 		return nil, err
 	}
 	opts := map[string]string{}
-	for {
+	err := p.commaList(func() error {
 		kt := p.peek()
 		k, err := p.stringLit("option key")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if _, dup := opts[k]; dup {
-			return nil, p.errAt(kt, "option "+quoteString(k)+" is given twice")
+			return p.errAt(kt, "option "+quoteString(k)+" is given twice")
 		}
 		if err := p.expectPunct("="); err != nil {
-			return nil, err
+			return err
 		}
 		v, err := p.valueText("option value")
-		if err != nil {
-			return nil, err
-		}
 		opts[k] = v
-		if !p.acceptPunct(",") {
-			break
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := p.expectPunct(")"); err != nil {
 		return nil, err
@@ -236,28 +248,26 @@ func (p *parser) partitionSpec() ([]PartitionValue, error) {
 		return nil, err
 	}
 	var spec []PartitionValue
-	for {
+	err := p.commaList(func() error {
 		kt := p.peek()
 		k, err := p.ident("partition key")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, prev := range spec {
 			if strings.EqualFold(prev.Key, k) {
-				return nil, p.errAt(kt, "partition key "+quoteIdent(k)+" is given twice")
+				return p.errAt(kt, "partition key "+quoteIdent(k)+" is given twice")
 			}
 		}
 		if err := p.expectPunct("="); err != nil {
-			return nil, err
+			return err
 		}
 		v, err := p.valueText("partition value")
-		if err != nil {
-			return nil, err
-		}
 		spec = append(spec, PartitionValue{Key: k, Value: v})
-		if !p.acceptPunct(",") {
-			break
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := p.expectPunct(")"); err != nil {
 		return nil, err
@@ -464,15 +474,13 @@ func (p *parser) call() (Statement, error) {
 	if p.acceptPunct(")") {
 		return s, nil
 	}
-	for {
+	err := p.commaList(func() error {
 		a, err := p.callArg()
-		if err != nil {
-			return nil, err
-		}
 		s.Args = append(s.Args, a)
-		if !p.acceptPunct(",") {
-			break
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return s, p.expectPunct(")")
 }

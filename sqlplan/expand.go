@@ -326,20 +326,24 @@ func (x *expander) view(v metadata.ViewInfo, alias string) (FromItem, error) {
 	if err != nil {
 		return nil, &ViewQueryError{View: v.Path, Err: fmt.Errorf("its stored query no longer parses: %w", err)}
 	}
-	sel, ok := st.(*Select)
-	if !ok {
-		return nil, &ViewQueryError{View: v.Path, Err: errorf(metadata.ErrCorrupt, "its stored query is a %T, not a query", st)}
+	if alias == "" {
+		alias = v.Path.Table
 	}
+	out := &FromSelect{Alias: alias, Columns: v.Columns, View: v.Path}
 	x.stack = append(x.stack, v.Path)
-	body, err := x.selectStmt(sel, nil, v.QueryDatabase)
+	switch q := st.(type) {
+	case *Select:
+		out.Select, err = x.selectStmt(q, nil, v.QueryDatabase)
+	case *Compound:
+		out.Compound, err = x.compound(q, nil, v.QueryDatabase)
+	default:
+		err = &ViewQueryError{View: v.Path, Err: errorf(metadata.ErrCorrupt, "its stored query is a %T, not a query", st)}
+	}
 	x.stack = x.stack[:len(x.stack)-1]
 	if err != nil {
 		return nil, err
 	}
-	if alias == "" {
-		alias = v.Path.Table
-	}
-	return &FromSelect{Select: body, Alias: alias, Columns: v.Columns, View: v.Path}, nil
+	return out, nil
 }
 
 func viewChain(paths []metadata.TablePath) string {

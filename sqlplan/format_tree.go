@@ -14,12 +14,14 @@ func FormatTree(sp *SelectPlan, leaf func(*SelectPlan) []string) []string {
 	return FormatTreeNotes(sp, leaf, nil)
 }
 
-// FormatTreeNotes is FormatTree with a note after the first line of each
-// relation of the FROM tree (EXPLAIN ANALYZE's rows and time), and after
-// the top line for the query itself (rel nil); note may be nil.
-func FormatTreeNotes(sp *SelectPlan, leaf func(*SelectPlan) []string, note func(rel Relation) string) []string {
+// FormatTreeNotes is FormatTree with a note (EXPLAIN ANALYZE's rows and
+// time) after the first line of each node: note is called with each
+// Relation of the FROM tree, with sp itself for its top line, and, for a
+// set operation, with each *CompoundPlan and each SELECT below it. note
+// may be nil.
+func FormatTreeNotes(sp *SelectPlan, leaf func(*SelectPlan) []string, note func(node any) string) []string {
 	if note == nil {
-		note = func(Relation) string { return "" }
+		note = func(any) string { return "" }
 	}
 	var lines []string
 	depth := 0
@@ -28,10 +30,14 @@ func FormatTreeNotes(sp *SelectPlan, leaf func(*SelectPlan) []string, note func(
 		depth++
 	}
 	if sp.Compound != nil {
-		return FormatCompound(sp.Compound, func(s *SelectPlan) []string { return FormatTreeNotes(s, leaf, note) })
+		return FormatCompoundNotes(sp.Compound, func(s *SelectPlan) []string { return FormatTreeNotes(s, leaf, note) }, note)
 	}
 	if sp.Source == nil {
-		return leaf(sp)
+		lines := leaf(sp)
+		if len(lines) > 0 {
+			lines[0] += note(sp)
+		}
+		return lines
 	}
 	switch {
 	case len(sp.OrderBy) > 0 && sp.Limit >= 0:
@@ -64,7 +70,7 @@ func FormatTreeNotes(sp *SelectPlan, leaf func(*SelectPlan) []string, note func(
 		node("Filter: %s", Qualified(sp.Where))
 	}
 	if len(lines) > 0 {
-		lines[0] += note(nil)
+		lines[0] += note(sp)
 	}
 	for _, l := range formatRelation(sp.Source, leaf, note) {
 		lines = append(lines, strings.Repeat("  ", depth)+l)
@@ -111,7 +117,7 @@ func hasAggregateOutput(sp *SelectPlan) bool {
 	return found
 }
 
-func formatRelation(rel Relation, leaf func(*SelectPlan) []string, note func(Relation) string) []string {
+func formatRelation(rel Relation, leaf func(*SelectPlan) []string, note func(any) string) []string {
 	indent := func(ls []string) []string {
 		for i := range ls {
 			ls[i] = "  " + ls[i]

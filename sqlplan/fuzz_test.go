@@ -38,6 +38,11 @@ func FuzzParse(f *testing.F) {
 		"(SELECT id FROM t ORDER BY i LIMIT ?) UNION ALL SELECT w FROM pk INTERSECT SELECT 1 EXCEPT DISTINCT (SELECT 2) ORDER BY 1 DESC LIMIT 2, ?",
 		"INSERT INTO pk (id, v) SELECT id, Name FROM t WHERE i = $1 UNION SELECT 1, 'x';",
 		"EXPLAIN ANALYZE (SELECT 1) INTERSECT ALL (SELECT 2)",
+		"SELECT ?, d.a FROM (SELECT a FROM t WHERE a > ? INTERSECT SELECT b FROM u LIMIT ?) AS d WHERE d.a IN ((SELECT ?) EXCEPT SELECT 1) LIMIT 1, 2",
+		"INSERT INTO t (a) WITH c AS (SELECT ? AS x) SELECT x FROM c EXCEPT SELECT 1 ON DUPLICATE KEY UPDATE a = VALUES(a)",
+		"SELECT * FROM t NATURAL INNER JOIN u JOIN v ON v.a = u.a AND v.b IN (SELECT 1) LIMIT (SELECT 1)",
+		"DROP VIEW IF EXISTS a, db.b",
+		"CREATE VIEW v AS SELECT a FROM t UNION SELECT b FROM u INTERSECT SELECT 1",
 	} {
 		f.Add(seed)
 	}
@@ -80,7 +85,11 @@ func FuzzParse(f *testing.F) {
 		case *Call:
 			_, _ = s.Values(nil)
 		case *CreateView:
-			_, _ = BindSelect(context.Background(), s.Select, cat, "fluss", nil)
+			if s.Compound != nil {
+				_, _ = BindCompound(context.Background(), s.Compound, cat, "fluss", nil)
+			} else {
+				_, _ = BindSelect(context.Background(), s.Select, cat, "fluss", nil)
+			}
 			again, err := Parse(text)
 			require.NoError(t, err, "canonical form %q of %q", text, sql)
 			require.Equal(t, text, again.String(), "canonical form %q of %q", text, sql)

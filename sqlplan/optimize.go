@@ -57,7 +57,7 @@ func within(e Expr, rel Relation) bool {
 // with NULLs, and an ON conjunct is not pushed into the preserved side.
 func pushConjuncts(p *SelectPlan) *SelectPlan {
 	var plain, subs []Expr
-	for _, c := range Conjuncts(p.Where) {
+	for _, c := range append(Conjuncts(p.Where), placeOnSubqueries(p.Source, false)...) {
 		if hasSubquery(c) {
 			subs = append(subs, c)
 		} else {
@@ -72,6 +72,38 @@ func pushConjuncts(p *SelectPlan) *SelectPlan {
 	}
 	p.Where = andOf(rest)
 	return p
+}
+
+// placeOnSubqueries takes every conjunct holding a subquery out of the
+// join conditions below rel, which evaluate no subquery, and moves it to
+// a scan's filter: one over the null-extended side of an outer join (or
+// either side of an inner one) filters that side before the join, as its
+// ON would. One that no scan can take is returned, for the query's
+// filter, when its join is inner and no outer join extends it with NULLs
+// (underNulls), where ON and WHERE mean the same; else it stays, and the
+// join refuses to run it. Nothing is returned from under an extended side.
+func placeOnSubqueries(rel Relation, underNulls bool) []Expr {
+	r, ok := rel.(*JoinRel)
+	if !ok {
+		return nil
+	}
+	lifted := append(placeOnSubqueries(r.L, underNulls || r.Kind == JoinRight),
+		placeOnSubqueries(r.R, underNulls || r.Kind == JoinLeft)...)
+	var keep []Expr
+	for _, c := range r.Cond {
+		switch {
+		case !hasSubquery(c):
+			keep = append(keep, c)
+		case within(c, r.R) && r.Kind != JoinRight && pushToScan(r.R, c):
+		case within(c, r.L) && r.Kind != JoinLeft && pushToScan(r.L, c):
+		case r.Kind == JoinInner && !underNulls:
+			lifted = append(lifted, c)
+		default:
+			keep = append(keep, c)
+		}
+	}
+	r.Cond = keep
+	return lifted
 }
 
 // pushToScan moves a WHERE conjunct that holds a subquery to the scan of

@@ -100,6 +100,10 @@ type scope struct {
 	// columns is the combined schema, a column nullable where an outer
 	// join may extend it with NULLs.
 	columns []metadata.Column
+	// star lists the combined indexes * expands to, in MySQL's order: a
+	// join by USING or NATURAL gives its merged columns first (see
+	// fromBinder.starOrder). Nil for a plain table.
+	star []int
 }
 
 func (r *scopeRel) matches(q string) bool {

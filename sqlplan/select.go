@@ -199,20 +199,19 @@ func (s *Insert) String() string {
 	if len(s.Columns) > 0 {
 		b.WriteString(" (" + quoteIdents(s.Columns) + ")")
 	}
-	if s.Select != nil {
+	switch {
+	case s.Select != nil:
 		b.WriteString(" " + s.Select.String())
-		return b.String()
-	}
-	if s.Compound != nil {
+	case s.Compound != nil:
 		b.WriteString(" " + s.Compound.String())
-		return b.String()
-	}
-	b.WriteString(" VALUES ")
-	for i, r := range s.Rows {
-		if i > 0 {
-			b.WriteString(", ")
+	default:
+		b.WriteString(" VALUES ")
+		for i, r := range s.Rows {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(" + joinExprs(r) + ")")
 		}
-		b.WriteString("(" + joinExprs(r) + ")")
 	}
 	if s.OnDup != nil {
 		b.WriteString(" ON DUPLICATE KEY UPDATE ")

@@ -298,9 +298,6 @@ func (b *binder) bindSubquery(x *Subquery) (Expr, error) {
 	if b.cat == nil {
 		return nil, unsupported("a subquery in %s", b.clause)
 	}
-	if b.clause == inLimit {
-		return nil, unsupported("a subquery in LIMIT")
-	}
 	out := &Subquery{Kind: x.Kind, Not: x.Not, Op: x.Op, Select: x.Select, Text: x.Text, args: b.args, currentDB: b.currentDB}
 	if x.E != nil {
 		e, err := b.bind(x.E)

@@ -14,15 +14,19 @@ type CreateView struct {
 	IfNotExists bool
 	// Columns name the view's columns; nil keeps the query's output names.
 	Columns []string
-	Select  *Select
+	// Select is the query, or Compound when it is a set operation.
+	Select   *Select
+	Compound *Compound
 	// Query is the query's text as written, which the catalog stores and
 	// binding parses again at each use.
 	Query string
 }
 
-// DropView is DROP VIEW [IF EXISTS] [db.]v.
+// DropView is DROP VIEW [IF EXISTS] [db.]v, ... . Without IF EXISTS
+// the statement drops nothing when one of the views does not exist, as
+// MySQL's; with it the missing ones are skipped.
 type DropView struct {
-	View     metadata.TablePath
+	Views    []metadata.TablePath
 	IfExists bool
 }
 
@@ -60,15 +64,23 @@ func (s *CreateView) String() string {
 	if len(s.Columns) > 0 {
 		b.WriteString(" (" + quoteIdents(s.Columns) + ")")
 	}
-	b.WriteString(" AS " + s.Select.String())
+	if s.Compound != nil {
+		b.WriteString(" AS " + s.Compound.String())
+	} else {
+		b.WriteString(" AS " + s.Select.String())
+	}
 	return b.String()
 }
 
 func (s *DropView) String() string {
-	if s.IfExists {
-		return "DROP VIEW IF EXISTS " + quotePath(s.View)
+	names := make([]string, len(s.Views))
+	for i, v := range s.Views {
+		names[i] = quotePath(v)
 	}
-	return "DROP VIEW " + quotePath(s.View)
+	if s.IfExists {
+		return "DROP VIEW IF EXISTS " + strings.Join(names, ", ")
+	}
+	return "DROP VIEW " + strings.Join(names, ", ")
 }
 
 func (s *CreateTableAs) String() string {
@@ -111,9 +123,17 @@ func (p *parser) createView(orReplace bool) (Statement, error) {
 			return nil, err
 		}
 	}
-	if s.Select, s.Query, err = p.asQuery("view"); err != nil {
+	q, text, err := p.asQuery("view")
+	if err != nil {
 		return nil, err
 	}
+	switch q := q.(type) {
+	case *Select:
+		s.Select = q
+	case *Compound:
+		s.Compound = q
+	}
+	s.Query = text
 	for _, t := range p.toks {
 		if t.kind == tokParam {
 			return nil, &PosError{Pos: t.pos, Err: errorf(metadata.ErrUnsupported,
@@ -126,7 +146,7 @@ func (p *parser) createView(orReplace bool) (Statement, error) {
 // asQuery reads AS and the query that ends the statement, returning it
 // and its text as written (without a trailing ';'). what names the
 // statement in errors.
-func (p *parser) asQuery(what string) (*Select, string, error) {
+func (p *parser) asQuery(what string) (SetOperand, string, error) {
 	if err := p.expectKeyword("AS"); err != nil {
 		return nil, "", err
 	}
@@ -139,7 +159,7 @@ func (p *parser) asQuery(what string) (*Select, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	sel, ok := st.(*Select)
+	q, ok := st.(SetOperand)
 	if !ok {
 		return nil, "", &PosError{Pos: first.pos, Err: unsupported("%T as the query of a %s", st, what)}
 	}
@@ -148,19 +168,20 @@ func (p *parser) asQuery(what string) (*Select, string, error) {
 		end = rest[n-2].pos
 	}
 	p.i = len(p.toks) - 1 // the query took the rest of the statement
-	return sel, strings.TrimSpace(p.src[first.pos:end]), nil
+	return q, strings.TrimSpace(p.src[first.pos:end]), nil
 }
 
 func (p *parser) dropView() (Statement, error) {
-	ie := p.acceptKeyword("IF", "EXISTS")
-	path, err := p.tablePath()
+	s := &DropView{IfExists: p.acceptKeyword("IF", "EXISTS")}
+	err := p.commaList(func() error {
+		path, err := p.tablePath()
+		s.Views = append(s.Views, path)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	if p.acceptPunct(",") {
-		return nil, &PosError{Pos: p.toks[p.i-1].pos, Err: unsupported("DROP VIEW of several views")}
-	}
-	return &DropView{View: path, IfExists: ie}, nil
+	return s, nil
 }
 
 // isCreateTableAs reports whether the CREATE TABLE at p (after TABLE) is
@@ -231,8 +252,13 @@ func (p *parser) createTableAs() (Statement, error) {
 		}
 		seen[clause] = true
 	}
-	if s.Select, _, err = p.asQuery("table"); err != nil {
+	query := p.peekAt(1) // after AS
+	q, _, err := p.asQuery("table")
+	if err != nil {
 		return nil, err
+	}
+	if s.Select, _ = q.(*Select); s.Select == nil {
+		return nil, &PosError{Pos: query.pos, Err: unsupported("a set operation as the query of CREATE TABLE ... AS")}
 	}
 	// The key and partition names are checked against the query's
 	// columns when it is bound.

@@ -120,7 +120,11 @@ func parseWith(src string, toks []token, ps *paramStyle) (Statement, error) {
 	t := toks[i]
 	switch {
 	case isWord(t, "SELECT"), t.kind == tokPunct && t.text == "(":
-	case isWord(t, "UPDATE"), isWord(t, "DELETE"), isWord(t, "INSERT"), isWord(t, "REPLACE"):
+	case isWord(t, "INSERT"), isWord(t, "REPLACE"):
+		// MySQL's grammar has no WITH before INSERT: it goes before the
+		// SELECT of INSERT ... SELECT.
+		return nil, errAt(t, "expected SELECT after WITH (write INSERT INTO t WITH ... SELECT ...)")
+	case isWord(t, "UPDATE"), isWord(t, "DELETE"):
 		return nil, &PosError{Pos: t.pos, Err: unsupported("WITH before %s", strings.ToUpper(t.text))}
 	case t.kind == tokEOF:
 		return nil, &SyntaxError{Pos: t.pos, Msg: "expected the query after WITH"}

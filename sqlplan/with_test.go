@@ -34,6 +34,14 @@ func TestParseWith(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, st.String(), again.String())
 			return b.String()
+		case *Insert:
+			// INSERT ... WITH ... SELECT: the WITH belongs to the query.
+			fmt.Fprintf(&b, "insert: %s\ninputs: %d\n", s, s.NumInput())
+			again, err := Parse(st.String())
+			require.NoError(t, err, "canonical form %q must parse", st.String())
+			require.Equal(t, st.String(), again.String())
+			require.Equal(t, st.NumInput(), again.NumInput())
+			return b.String()
 		default:
 			t.Fatalf("parsed %T", st)
 		}
