@@ -121,36 +121,14 @@ func (s *Session) bindView(ctx context.Context, v metadata.ViewInfo) ([]metadata
 	return cols, nil
 }
 
-// dropView runs DROP VIEW. Every view is looked up before any is
-// dropped, so that without IF EXISTS one that does not exist drops none,
-// as in MySQL, whose error names every missing one.
+// dropView runs DROP VIEW: every view named, or, when one is missing
+// without IF EXISTS, none (storage.Engine.DropViews).
 func (s *Session) dropView(ctx context.Context, st *sqlplan.DropView) error {
-	eng := s.Engine
-	var drop []metadata.TablePath
-	var missing []string
-	for _, v := range st.Views {
-		path := s.path(v)
-		if _, err := eng.View(ctx, path); err != nil {
-			if !errors.Is(err, metadata.ErrNotFound) {
-				return err
-			}
-			if !st.IfExists {
-				missing = append(missing, path.Database+"."+path.Table)
-			}
-			continue
-		}
-		drop = append(drop, path)
+	paths := make([]metadata.TablePath, len(st.Views))
+	for i, v := range st.Views {
+		paths[i] = s.path(v)
 	}
-	if len(missing) > 0 {
-		// MySQL's words: Unknown table 'db.v1,db.v2'.
-		return fmt.Errorf("unknown table '%s' (no view dropped): %w", strings.Join(missing, ","), metadata.ErrNotFound)
-	}
-	for _, path := range drop {
-		if err := eng.DropView(ctx, path, st.IfExists); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.Engine.DropViews(ctx, paths, st.IfExists)
 }
 
 // isViewErr reports whether err says a table statement met a view.

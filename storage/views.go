@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/flusslite/fluss/metadata"
@@ -107,21 +108,39 @@ func (e *Engine) CreateView(ctx context.Context, view metadata.ViewInfo, orRepla
 	return e.commitCatalogLocked(next)
 }
 
-// DropView removes a view. A table of the name is refused: DROP VIEW
-// never drops data.
-func (e *Engine) DropView(ctx context.Context, path metadata.TablePath, ifExists bool) error {
+// DropViews removes views, all or none, in one catalog commit. A name
+// that is no view is refused before anything is dropped: a table's (DROP
+// VIEW never drops data), and, unless ifExists, a missing one; the error
+// names every missing view, as MySQL's "Unknown table 'db.v1,db.v2'".
+func (e *Engine) DropViews(ctx context.Context, paths []metadata.TablePath, ifExists bool) error {
 	if err := e.writeLock(); err != nil {
 		return err
 	}
 	defer e.mu.Unlock()
-	if _, err := e.mu.cat.view(path); err != nil {
-		if ifExists && !e.mu.cat.isTable(path) && errors.Is(err, metadata.ErrNotFound) {
-			return nil
+	var drop []metadata.TablePath
+	var missing []string
+	for _, path := range paths {
+		if _, err := e.mu.cat.view(path); err != nil {
+			if !errors.Is(err, metadata.ErrNotFound) || e.mu.cat.isTable(path) {
+				return err
+			}
+			if !ifExists {
+				missing = append(missing, path.Database+"."+path.Table)
+			}
+			continue
 		}
-		return err
+		drop = append(drop, path)
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("unknown table '%s' (no view dropped): %w", strings.Join(missing, ","), metadata.ErrNotFound)
+	}
+	if len(drop) == 0 {
+		return nil
 	}
 	next := e.mu.cat.clone()
-	delete(next.Databases[path.Database].Views, path.Table)
+	for _, path := range drop {
+		delete(next.Databases[path.Database].Views, path.Table)
+	}
 	return e.commitCatalogLocked(next)
 }
 

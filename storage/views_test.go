@@ -58,7 +58,7 @@ func TestViewsShareTheTablesNamespace(t *testing.T) {
 	for _, ie := range []bool{false, true} {
 		err = e.DropTable(ctx, vPath, ie)
 		require.ErrorAs(t, err, &ve, "DROP TABLE of a view, if exists=%v", ie)
-		err = e.DropView(ctx, ordersPath, ie)
+		err = e.DropViews(ctx, []metadata.TablePath{ordersPath}, ie)
 		require.ErrorIs(t, err, metadata.ErrUnsupported)
 		require.Contains(t, err.Error(), "is a table, not a view")
 	}
@@ -80,9 +80,9 @@ func TestViewsShareTheTablesNamespace(t *testing.T) {
 	require.Contains(t, err.Error(), "1 views")
 	require.NoError(t, e.DropDatabase(ctx, "shop", false, true))
 
-	require.NoError(t, e.DropView(ctx, vPath, false))
-	require.ErrorIs(t, e.DropView(ctx, vPath, false), metadata.ErrNotFound)
-	require.NoError(t, e.DropView(ctx, vPath, true))
+	require.NoError(t, e.DropViews(ctx, []metadata.TablePath{vPath}, false))
+	require.ErrorIs(t, e.DropViews(ctx, []metadata.TablePath{vPath}, false), metadata.ErrNotFound)
+	require.NoError(t, e.DropViews(ctx, []metadata.TablePath{vPath}, true))
 	_, err = e.TableInfo(ctx, vPath)
 	require.ErrorIs(t, err, metadata.ErrNotFound)
 }
@@ -132,7 +132,7 @@ func TestViewsSurviveReopen(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "SELECT id FROM orders WHERE id > 10", v.Query)
 	require.Equal(t, []string{"id"}, v.Columns)
-	require.NoError(t, e.DropView(ctx, v.Path, false))
+	require.NoError(t, e.DropViews(ctx, []metadata.TablePath{v.Path}, false))
 	require.NoError(t, e.Close())
 	require.Equal(t, `"version": 1,`, catalogVersionOnDisk(), "the last view gone, the catalog is version 1 again")
 }
@@ -179,4 +179,35 @@ func TestFailedCreateViewLeavesTheCatalog(t *testing.T) {
 	_, err = e.View(ctx, metadata.TablePath{Database: "fluss", Table: "v"})
 	require.ErrorIs(t, err, metadata.ErrNotFound)
 	require.NoError(t, e.CreateView(ctx, viewAt("v", "SELECT 1", "x"), false, false))
+}
+
+// DropViews drops all it names or none: a missing view (without
+// ifExists) or a table among them leaves every view in place.
+func TestDropViewsAllOrNone(t *testing.T) {
+	e, _ := testEngine(t, "", nil)
+	createTable(t, e, "orders", ordersColumns(), nil, nil)
+	a, b := viewAt("a", "SELECT 1", "x"), viewAt("b", "SELECT 2", "x")
+	require.NoError(t, e.CreateView(ctx, a, false, false))
+	require.NoError(t, e.CreateView(ctx, b, false, false))
+	missing := metadata.TablePath{Database: "fluss", Table: "gone"}
+	orders := metadata.TablePath{Database: "fluss", Table: "orders"}
+	listed := func() []string {
+		views, err := e.ListViews(ctx, "fluss")
+		require.NoError(t, err)
+		return views
+	}
+
+	err := e.DropViews(ctx, []metadata.TablePath{a.Path, missing, b.Path}, false)
+	require.ErrorIs(t, err, metadata.ErrNotFound)
+	require.Contains(t, err.Error(), "unknown table 'fluss.gone'")
+	require.Equal(t, []string{"a", "b"}, listed())
+
+	err = e.DropViews(ctx, []metadata.TablePath{a.Path, orders}, true)
+	require.ErrorIs(t, err, metadata.ErrUnsupported)
+	require.Equal(t, []string{"a", "b"}, listed())
+
+	require.NoError(t, e.DropViews(ctx, []metadata.TablePath{a.Path, missing, b.Path}, true))
+	require.Empty(t, listed())
+	_, err = e.TableInfo(ctx, orders)
+	require.NoError(t, err, "the table stays")
 }
