@@ -274,9 +274,10 @@ func TestSubqueryLimits(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
-// TestExplainSubquery: a condition with a subquery stays above the scan,
-// and each subquery follows the plan as a node of its own: an
-// uncorrelated one with its inner plan below it, a correlated one with
+// TestExplainSubquery: x IN (SELECT ...) in WHERE is a semi-join node of
+// the tree, with the inner query's plan below it (an IN inside it its
+// own join); every other subquery follows the plan as a node of its own:
+// an uncorrelated one with its inner plan below it, a correlated one with
 // what it runs per.
 func TestExplainSubquery(t *testing.T) {
 	db := openSubqueryDB(t)
@@ -284,27 +285,39 @@ func TestExplainSubquery(t *testing.T) {
 	for _, r := range queryAll(t, db, "EXPLAIN SELECT a, (SELECT count(*) FROM kv WHERE kv.k < t1.b) FROM t1 WHERE a IN (SELECT k FROM kv WHERE k IN (SELECT x FROM n))") {
 		got = append(got, r[0].(string))
 	}
-	at := slices.Index(got, "Subquery: (SELECT COUNT(*) FROM kv WHERE kv.k < t1.b) [Correlated: runs per distinct t1.b]")
+	require.Equal(t, []string{
+		"Project: a, (SELECT COUNT(*) FROM kv WHERE kv.k < t1.b)",
+		"  HashJoin: semi [Keys: a = subquery.k] [Build: right, ~? rows]",
+		"    FlussScan: [fluss.t1], Type: [Append]",
+	}, got[:3])
+	at := slices.Index(got, "    Subquery: subquery (SELECT k FROM kv WHERE k IN (SELECT x FROM n))")
 	require.Positive(t, at, "%q", got)
-	require.Equal(t, "PostFilter: a IN (SELECT k FROM kv WHERE k IN (SELECT x FROM n))", got[2])
 	require.Equal(t, []string{
-		"Subquery: a IN (SELECT k FROM kv WHERE k IN (SELECT x FROM n))",
-		"  FlussScan: [fluss.kv], Type: [Upsert]",
-		"  Branch: log-only",
-		"  PostFilter: k IN (SELECT x FROM n)",
-	}, got[at+1:at+5])
+		"      Project: k",
+		"        HashJoin: semi [Keys: k = subquery.x]",
+		"          FlussScan: [fluss.kv], Type: [Upsert]",
+	}, got[at+1:at+4])
 	require.Equal(t, []string{
-		"  Subquery: k IN (SELECT x FROM n)",
-		"    FlussScan: [fluss.n], Type: [Append]",
-		"    Branch: log-only",
-		"    Split: log partition=- bucket=0 log=0..2",
-	}, got[len(got)-4:])
-	lines := strings.Join(txRows(t, db, "EXPLAIN SELECT a FROM t1 WHERE b > 0 AND a IN (SELECT k FROM kv)"), "\n")
-	require.Contains(t, lines, "PostFilter: ")
-	require.Contains(t, lines, "a IN (SELECT k FROM kv)")
-	// A correlated EXISTS by an equality is read as a semi-join on the key.
+		"          Subquery: subquery (SELECT x FROM n)",
+		"            FlussScan: [fluss.n], Type: [Append]",
+		"            Branch: log-only",
+		"            Split: log partition=- bucket=0 log=0..2",
+		"Subquery: (SELECT COUNT(*) FROM kv WHERE kv.k < t1.b) [Correlated: runs per distinct t1.b]",
+	}, got[len(got)-5:])
+	// Under OR the subquery stays in the scan's filter.
+	lines := strings.Join(txRows(t, db, "EXPLAIN SELECT a FROM t1 WHERE b > 0 OR a IN (SELECT k FROM kv)"), "\n")
+	require.Contains(t, lines, "PostFilter: (b > 0 OR a IN (SELECT k FROM kv))")
+	require.Contains(t, lines, "Subquery: a IN (SELECT k FROM kv)")
+	// A correlated EXISTS by an equality is a semi-join on the key, NOT
+	// EXISTS an anti-join, NOT IN the null-aware anti-join.
 	lines = strings.Join(txRows(t, db, "EXPLAIN SELECT a FROM t1 WHERE EXISTS (SELECT 1 FROM kv WHERE kv.k = t1.a)"), "\n")
-	require.Contains(t, lines, "PostFilter: a IN (k of SELECT 1 FROM kv WHERE kv.k = t1.a)")
+	require.Contains(t, lines, "HashJoin: semi [Keys: t1.a = subquery.k]")
+	require.Contains(t, lines, "Subquery: subquery (k of SELECT 1 FROM kv WHERE kv.k = t1.a)")
+	lines = strings.Join(txRows(t, db, "EXPLAIN SELECT a FROM t1 WHERE NOT EXISTS (SELECT 1 FROM kv WHERE kv.k = t1.a)"), "\n")
+	require.Contains(t, lines, "HashJoin: anti [Keys: t1.a = subquery.k]")
+	lines = strings.Join(txRows(t, db, "EXPLAIN ANALYZE SELECT a FROM t1 WHERE a NOT IN (SELECT k FROM kv)"), "\n")
+	require.Contains(t, lines, "HashJoin: null-aware anti [Keys: a = subquery.k] [Build: right, ~? rows] (rows=2 ")
+	require.Contains(t, lines, "Subquery: subquery (SELECT k FROM kv) (rows=3 ")
 }
 
 // TestSubqueriesOverJoins: subqueries in a query over a FROM tree,
@@ -337,8 +350,8 @@ func TestSubqueriesOverJoins(t *testing.T) {
 }
 
 // TestSemiJoinForms: EXISTS correlated by several equalities and IN
-// correlated by one run as a semi-join on a tuple of keys; NOT IN stays a
-// per-row subquery, whose NULLs differ from an anti-join's.
+// correlated by one run as a semi-join on a tuple of keys; a correlated
+// NOT IN stays a per-row subquery, whose NULLs differ from an anti-join's.
 func TestSemiJoinForms(t *testing.T) {
 	db := openSubqueryDB(t)
 	mustExec(t, db, "CREATE TABLE p (a INT, b INT)")
@@ -362,5 +375,5 @@ func TestSemiJoinForms(t *testing.T) {
 		})
 	}
 	lines := strings.Join(txRows(t, db, "EXPLAIN SELECT a FROM t1 WHERE EXISTS (SELECT 1 FROM p WHERE p.a = t1.a AND p.b = t1.b)"), "\n")
-	require.Contains(t, lines, "PostFilter: (a, b) IN ((a, b) of SELECT 1 FROM p WHERE (p.a = t1.a AND p.b = t1.b))")
+	require.Contains(t, lines, "HashJoin: semi [Keys: t1.a = subquery.a, t1.b = subquery.b]")
 }
