@@ -350,8 +350,9 @@ func TestSubqueriesOverJoins(t *testing.T) {
 }
 
 // TestSemiJoinForms: EXISTS correlated by several equalities and IN
-// correlated by one run as a semi-join on a tuple of keys; a correlated
-// NOT IN stays a per-row subquery, whose NULLs differ from an anti-join's.
+// correlated by one run as a semi-join on a tuple of keys; NOT IN
+// correlated by one as the null-aware anti-join with the correlation as
+// its condition, whose NULLs differ from an anti-join's.
 func TestSemiJoinForms(t *testing.T) {
 	db := openSubqueryDB(t)
 	mustExec(t, db, "CREATE TABLE p (a INT, b INT)")
@@ -420,6 +421,13 @@ func TestSemiJoinNulls(t *testing.T) {
 		{"SELECT x, s FROM o WHERE EXISTS (SELECT 1 FROM dup WHERE dup.y = o.x AND dup.s = o.s)", "semi", []string{"1|a", "1|a"}},
 		{"SELECT x, s FROM o WHERE NOT EXISTS (SELECT 1 FROM dup WHERE dup.y = o.x AND dup.s = o.s)", "anti",
 			[]string{"2|<nil>", "3|c", "4|d", "<nil>|<nil>", "<nil>|b"}},
+		// NOT IN correlated by an equality: each outer row against its
+		// own set; an empty set keeps a NULL x, a NULL in a row's set
+		// drops it.
+		{"SELECT x, s FROM o WHERE x NOT IN (SELECT y FROM dup WHERE dup.s = o.s)", "null-aware anti",
+			[]string{"2|<nil>", "3|c", "4|d", "<nil>|<nil>"}},
+		{"SELECT x, s FROM o WHERE x NOT IN (SELECT y FROM dup WHERE dup.y = o.x)", "null-aware anti",
+			[]string{"2|<nil>", "4|d", "<nil>|<nil>", "<nil>|b"}},
 		// The key table as the inner query reads its snapshot with the
 		// log tail applied: 1 deleted, 2 updated, 3 and 7 added.
 		{"SELECT x FROM o WHERE x IN (SELECT k FROM kv)", "semi", []string{"2", "3", "4"}},

@@ -202,6 +202,11 @@ func andOf(conds []Expr) Expr {
 // so it runs as a hash join rather than a nested loop.
 func equiJoins(p *SelectPlan) *SelectPlan {
 	visitJoins(p.Source, func(j *JoinRel) {
+		if j.Kind == JoinAntiNullAware {
+			// NOT IN has one key; its condition picks the inner rows
+			// that count, NULL keys among them.
+			return
+		}
 		var rest []Expr
 		for _, c := range j.Cond {
 			cmp, ok := c.(*Compare)

@@ -35,7 +35,8 @@ const (
 // query has a NULL, always TRUE when it has no row). The join goes down
 // to the lowest node of the FROM tree that has x's columns, by the rules
 // a WHERE conjunct is pushed by. Subqueries anywhere else (the select
-// list, HAVING, under OR) and correlated ones stay expressions.
+// list, HAVING, under OR) and correlated ones stay expressions, but for
+// NOT IN correlated by equalities (see correlatedNotIn).
 //
 // The rule runs first, so that push-conjuncts finds the rest of WHERE
 // over the tree it builds.
@@ -64,18 +65,20 @@ func semiJoins(p *SelectPlan) *SelectPlan {
 		if n > 0 {
 			name = fmt.Sprintf("subquery%d", n+1)
 		}
-		d := &DerivedRel{Plan: s.sub.Plan, Name: name, Offset: len(cols), Text: s.sub.Text}
-		right := make([]Expr, len(s.left))
-		for i, o := range s.sub.Plan.Output[:len(s.left)] {
+		d := &DerivedRel{Plan: s.plan, Name: name, Offset: len(cols), Text: s.text}
+		var refs []Expr
+		for i, o := range s.plan.Output {
 			t := o.Expr.Type()
 			cols = append(cols, metadata.Column{Name: o.Name, Type: t})
-			right[i] = &ColumnRef{Name: o.Name, Qualifier: name, Index: d.Offset + i, T: t}
+			refs = append(refs, &ColumnRef{Name: o.Name, Qualifier: name, Index: d.Offset + i, T: t})
 		}
-		for _, o := range s.sub.Plan.Output[len(s.left):] {
-			cols = append(cols, metadata.Column{Name: o.Name, Type: o.Expr.Type()})
+		var cond []Expr
+		for i, o := range s.outer {
+			cond = append(cond, &Compare{Op: OpEq, L: o, R: refs[len(s.left)+i]})
 		}
-		p.Source = attachSemi(p.Source, s.left, func(rel Relation) Relation {
-			return &JoinRel{Kind: s.kind, L: rel, R: d, LeftKeys: s.left, RightKeys: right, NullSafe: make([]bool, len(s.left))}
+		p.Source = attachSemi(p.Source, append(slices.Clone(s.left), s.outer...), func(rel Relation) Relation {
+			return &JoinRel{Kind: s.kind, L: rel, R: d, LeftKeys: s.left, RightKeys: refs[:len(s.left)],
+				NullSafe: make([]bool, len(s.left)), Cond: cond}
 		})
 	}
 	p.Table = metadata.TableInfo{Schema: metadata.Schema{Columns: cols}}
@@ -85,11 +88,15 @@ func semiJoins(p *SelectPlan) *SelectPlan {
 }
 
 // semi is a conjunct the rule joins: the kind of join, the outer keys
-// and the subquery whose first outputs they match.
+// and the inner query whose first outputs they match. outer are the
+// outer values of a correlation by equalities that stays a condition of
+// the join: outer[i] equals the inner query's output len(left)+i.
 type semi struct {
-	kind JoinKind
-	left []Expr
-	sub  *Subquery
+	kind  JoinKind
+	left  []Expr
+	outer []Expr
+	plan  *SelectPlan
+	text  string
 }
 
 // semiOf reports whether a WHERE conjunct is one the rule joins, and how.
@@ -99,37 +106,80 @@ func semiOf(c Expr) (semi, bool) {
 		c, negated = n.E, true
 	}
 	sub, ok := c.(*Subquery)
-	if !ok || sub.Correlated() || sub.Plan == nil {
+	if !ok || sub.Plan == nil {
 		return semi{}, false
 	}
-	var s semi
-	switch sub.Kind {
-	case SubIn:
-		s = semi{kind: JoinSemi, left: []Expr{sub.E}, sub: sub}
+	s := semi{plan: sub.Plan, text: sub.Text}
+	switch {
+	case sub.Correlated():
+		if sub.Kind != SubIn || sub.Not == negated {
+			return semi{}, false
+		}
+		var ok bool
+		if s, ok = correlatedNotIn(sub); !ok {
+			return semi{}, false
+		}
+	case sub.Kind == SubIn:
+		s.kind, s.left = JoinSemi, []Expr{sub.E}
 		if sub.Not != negated {
 			s.kind = JoinAntiNullAware
 		}
-	case SubSemi:
+	case sub.Kind == SubSemi:
 		// Never NULL: NOT of it is the anti-join.
-		s = semi{kind: JoinSemi, left: sub.Keys, sub: sub}
+		s.kind, s.left = JoinSemi, sub.Keys
 		if sub.Not != negated {
 			s.kind = JoinAnti
 		}
 	default:
 		return semi{}, false
 	}
-	if len(s.left) == 0 || len(sub.Plan.Output) < len(s.left) {
+	if len(s.left) == 0 || len(s.plan.Output) != len(s.left)+len(s.outer) {
 		return semi{}, false
 	}
 	for i, x := range s.left {
 		// A key that reads no column (a constant, an outer value) is
 		// decided once by the expression; one holding a subquery runs it
 		// where filters do.
-		if len(columnSet(x)) == 0 || hasSubquery(x) || hasOuterRef(x) || !keyComparable(x, sub.Plan.Output[i].Expr) {
+		if len(columnSet(x)) == 0 || hasSubquery(x) || hasOuterRef(x) || !keyComparable(x, s.plan.Output[i].Expr) {
+			return semi{}, false
+		}
+	}
+	for _, x := range s.outer {
+		if len(columnSet(x)) == 0 || hasSubquery(x) || hasOuterRef(x) {
 			return semi{}, false
 		}
 	}
 	return s, true
+}
+
+// correlatedNotIn is the join of x NOT IN (SELECT c FROM u WHERE u.k =
+// t.a AND p(u)), correlated by equalities only: the null-aware anti-join
+// on x = c whose condition t.a = u.k picks, for each outer row, the inner
+// rows of its own set. A NULL x is then decided by whether any inner row
+// meets the condition (its set is empty or not), and a NULL c counts
+// only where it does. decorrelate cannot make it a SubSemi: a NULL makes
+// NOT IN NULL, where the tuple's anti-join would be TRUE.
+func correlatedNotIn(sub *Subquery) (semi, bool) {
+	p := sub.Plan
+	if !p.From || p.Source != nil || p.Compound != nil || p.Limit >= 0 || p.Offset > 0 || len(p.GroupBy) > 0 || p.Having != nil ||
+		p.Distinct || len(p.Output) != 1 {
+		return semi{}, false
+	}
+	out := p.Output[0].Expr
+	if hasOuterRef(out) || hasAggregate(out) {
+		return semi{}, false
+	}
+	pairs, rest, ok := splitCorrelation(p)
+	if !ok || len(pairs) == 0 {
+		return semi{}, false
+	}
+	outputs := []Expr{out}
+	var outer []Expr
+	for _, pr := range pairs {
+		outputs = append(outputs, pr.inner)
+		outer = append(outer, sub.Outer[pr.slot])
+	}
+	return semi{kind: JoinAntiNullAware, left: []Expr{sub.E}, outer: outer, plan: restrict(p, rest, outputs), text: sub.Text}, true
 }
 
 // liftTable is a query of one table as a query over a FROM tree of that
