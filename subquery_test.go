@@ -275,9 +275,10 @@ func TestSubqueryLimits(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
-// TestExplainSubquery: a condition with a subquery stays above the scan,
-// and each subquery follows the plan as a node of its own: an
-// uncorrelated one with its inner plan below it, a correlated one with
+// TestExplainSubquery: x IN (SELECT ...) in WHERE is a semi-join node of
+// the tree, with the inner query's plan below it (an IN inside it its
+// own join); every other subquery follows the plan as a node of its own:
+// an uncorrelated one with its inner plan below it, a correlated one with
 // what it runs per.
 func TestExplainSubquery(t *testing.T) {
 	db := openSubqueryDB(t)
@@ -285,27 +286,39 @@ func TestExplainSubquery(t *testing.T) {
 	for _, r := range queryAll(t, db, "EXPLAIN SELECT a, (SELECT count(*) FROM kv WHERE kv.k < t1.b) FROM t1 WHERE a IN (SELECT k FROM kv WHERE k IN (SELECT x FROM n))") {
 		got = append(got, r[0].(string))
 	}
-	at := slices.Index(got, "Subquery: (SELECT COUNT(*) FROM kv WHERE kv.k < t1.b) [Correlated: runs per distinct t1.b]")
+	require.Equal(t, []string{
+		"Project: a, (SELECT COUNT(*) FROM kv WHERE kv.k < t1.b)",
+		"  HashJoin: semi [Keys: a = subquery.k] [Build: right, ~? rows]",
+		"    FlussScan: [fluss.t1], Type: [Append]",
+	}, got[:3])
+	at := slices.Index(got, "    Subquery: subquery (SELECT k FROM kv WHERE k IN (SELECT x FROM n))")
 	require.Positive(t, at, "%q", got)
-	require.Equal(t, "PostFilter: a IN (SELECT k FROM kv WHERE k IN (SELECT x FROM n))", got[2])
 	require.Equal(t, []string{
-		"Subquery: a IN (SELECT k FROM kv WHERE k IN (SELECT x FROM n))",
-		"  FlussScan: [fluss.kv], Type: [Upsert]",
-		"  Branch: log-only",
-		"  PostFilter: k IN (SELECT x FROM n)",
-	}, got[at+1:at+5])
+		"      Project: k",
+		"        HashJoin: semi [Keys: k = subquery.x]",
+		"          FlussScan: [fluss.kv], Type: [Upsert]",
+	}, got[at+1:at+4])
 	require.Equal(t, []string{
-		"  Subquery: k IN (SELECT x FROM n)",
-		"    FlussScan: [fluss.n], Type: [Append]",
-		"    Branch: log-only",
-		"    Split: log partition=- bucket=0 log=0..2",
-	}, got[len(got)-4:])
-	lines := strings.Join(txRows(t, db, "EXPLAIN SELECT a FROM t1 WHERE b > 0 AND a IN (SELECT k FROM kv)"), "\n")
-	require.Contains(t, lines, "PostFilter: ")
-	require.Contains(t, lines, "a IN (SELECT k FROM kv)")
-	// A correlated EXISTS by an equality is read as a semi-join on the key.
+		"          Subquery: subquery (SELECT x FROM n)",
+		"            FlussScan: [fluss.n], Type: [Append]",
+		"            Branch: log-only",
+		"            Split: log partition=- bucket=0 log=0..2",
+		"Subquery: (SELECT COUNT(*) FROM kv WHERE kv.k < t1.b) [Correlated: runs per distinct t1.b]",
+	}, got[len(got)-5:])
+	// Under OR the subquery stays in the scan's filter.
+	lines := strings.Join(txRows(t, db, "EXPLAIN SELECT a FROM t1 WHERE b > 0 OR a IN (SELECT k FROM kv)"), "\n")
+	require.Contains(t, lines, "PostFilter: (b > 0 OR a IN (SELECT k FROM kv))")
+	require.Contains(t, lines, "Subquery: a IN (SELECT k FROM kv)")
+	// A correlated EXISTS by an equality is a semi-join on the key, NOT
+	// EXISTS an anti-join, NOT IN the null-aware anti-join.
 	lines = strings.Join(txRows(t, db, "EXPLAIN SELECT a FROM t1 WHERE EXISTS (SELECT 1 FROM kv WHERE kv.k = t1.a)"), "\n")
-	require.Contains(t, lines, "PostFilter: a IN (k of SELECT 1 FROM kv WHERE kv.k = t1.a)")
+	require.Contains(t, lines, "HashJoin: semi [Keys: t1.a = subquery.k]")
+	require.Contains(t, lines, "Subquery: subquery (k of SELECT 1 FROM kv WHERE kv.k = t1.a)")
+	lines = strings.Join(txRows(t, db, "EXPLAIN SELECT a FROM t1 WHERE NOT EXISTS (SELECT 1 FROM kv WHERE kv.k = t1.a)"), "\n")
+	require.Contains(t, lines, "HashJoin: anti [Keys: t1.a = subquery.k]")
+	lines = strings.Join(txRows(t, db, "EXPLAIN ANALYZE SELECT a FROM t1 WHERE a NOT IN (SELECT k FROM kv)"), "\n")
+	require.Contains(t, lines, "HashJoin: null-aware anti [Keys: a = subquery.k] [Build: right, ~? rows] (rows=2 ")
+	require.Contains(t, lines, "Subquery: subquery (SELECT k FROM kv) (rows=3 ")
 }
 
 // TestSubqueriesOverJoins: subqueries in a query over a FROM tree,
@@ -338,8 +351,9 @@ func TestSubqueriesOverJoins(t *testing.T) {
 }
 
 // TestSemiJoinForms: EXISTS correlated by several equalities and IN
-// correlated by one run as a semi-join on a tuple of keys; NOT IN stays a
-// per-row subquery, whose NULLs differ from an anti-join's.
+// correlated by one run as a semi-join on a tuple of keys; NOT IN
+// correlated by one as the null-aware anti-join with the correlation as
+// its condition, whose NULLs differ from an anti-join's.
 func TestSemiJoinForms(t *testing.T) {
 	db := openSubqueryDB(t)
 	mustExec(t, db, "CREATE TABLE p (a INT, b INT)")
@@ -363,5 +377,99 @@ func TestSemiJoinForms(t *testing.T) {
 		})
 	}
 	lines := strings.Join(txRows(t, db, "EXPLAIN SELECT a FROM t1 WHERE EXISTS (SELECT 1 FROM p WHERE p.a = t1.a AND p.b = t1.b)"), "\n")
-	require.Contains(t, lines, "PostFilter: (a, b) IN ((a, b) of SELECT 1 FROM p WHERE (p.a = t1.a AND p.b = t1.b))")
+	require.Contains(t, lines, "HashJoin: semi [Keys: t1.a = subquery.a, t1.b = subquery.b]")
+}
+
+// TestSemiJoinNulls: the semi-, anti- and null-aware anti-joins of IN,
+// EXISTS, NOT IN and NOT EXISTS keep SQL's answers over NULL-heavy
+// inputs, duplicates on either side, a key table whose state is a KV
+// snapshot and a log tail over it, and inside a transaction. Each query
+// is checked to run as the join (EXPLAIN) and to agree with the same
+// condition under OR, which the expression evaluator answers.
+func TestSemiJoinNulls(t *testing.T) {
+	db := openSubqueryDB(t)
+	mustExec(t, db, "CREATE TABLE o (x INT, s STRING) WITH ('bucket.num' = '2')")
+	mustExec(t, db, "INSERT INTO o VALUES (1, 'a'), (1, 'a'), (NULL, 'b'), (2, NULL), (NULL, NULL), (3, 'c'), (4, 'd')")
+	mustExec(t, db, "CREATE TABLE dup (y INT, s STRING)")
+	mustExec(t, db, "INSERT INTO dup VALUES (1, 'a'), (1, 'a'), (1, 'z'), (3, NULL), (3, NULL), (NULL, 'b')")
+	mustExec(t, db, "CREATE TABLE nulls (y INT)")
+	mustExec(t, db, "INSERT INTO nulls VALUES (NULL), (NULL)")
+	// kv: a KV snapshot of its first rows, then a log tail that updates,
+	// deletes and adds keys.
+	mustExec(t, db, "CALL sys.kv_snapshot('kv')")
+	mustExec(t, db, "INSERT INTO kv VALUES (2, 'deux'), (3, 'three'), (7, 'seven')")
+	mustExec(t, db, "DELETE FROM kv WHERE k = 1")
+	for _, tc := range []struct {
+		sql, node string
+		want      []string
+	}{
+		// NOT IN: never TRUE against a NULL; always against no row.
+		{"SELECT x FROM o WHERE x NOT IN (SELECT y FROM nulls)", "null-aware anti", nil},
+		{"SELECT x FROM o WHERE x NOT IN (SELECT y FROM dup)", "null-aware anti", nil},
+		{"SELECT x FROM o WHERE x NOT IN (SELECT y FROM dup WHERE y IS NOT NULL)", "null-aware anti", []string{"2", "4"}},
+		{"SELECT x FROM o WHERE x NOT IN (SELECT x FROM e)", "null-aware anti", []string{"1", "1", "2", "3", "4", "<nil>", "<nil>"}},
+		{"SELECT x FROM o WHERE x NOT IN (SELECT y FROM nulls WHERE y > 0)", "null-aware anti", []string{"1", "1", "2", "3", "4", "<nil>", "<nil>"}},
+		// IN: each outer row once however often the inner query has its
+		// key; NULLs match nothing.
+		{"SELECT x, s FROM o WHERE x IN (SELECT y FROM dup)", "semi", []string{"1|a", "1|a", "3|c"}},
+		{"SELECT x FROM o WHERE x IN (SELECT y FROM nulls)", "semi", nil},
+		{"SELECT count(*), sum(x) FROM o WHERE x IN (SELECT y FROM dup) AND s IS NOT NULL", "semi", []string{"3|5"}},
+		// EXISTS and NOT EXISTS by one or two equalities: a NULL on
+		// either side matches nothing, so NOT EXISTS keeps the row.
+		{"SELECT x FROM o WHERE EXISTS (SELECT 1 FROM dup WHERE dup.y = o.x)", "semi", []string{"1", "1", "3"}},
+		{"SELECT x FROM o WHERE NOT EXISTS (SELECT 1 FROM dup WHERE dup.y = o.x)", "anti", []string{"2", "4", "<nil>", "<nil>"}},
+		{"SELECT x FROM o WHERE NOT EXISTS (SELECT 1 FROM nulls WHERE nulls.y = o.x)", "anti", []string{"1", "1", "2", "3", "4", "<nil>", "<nil>"}},
+		{"SELECT x, s FROM o WHERE EXISTS (SELECT 1 FROM dup WHERE dup.y = o.x AND dup.s = o.s)", "semi", []string{"1|a", "1|a"}},
+		{"SELECT x, s FROM o WHERE NOT EXISTS (SELECT 1 FROM dup WHERE dup.y = o.x AND dup.s = o.s)", "anti",
+			[]string{"2|<nil>", "3|c", "4|d", "<nil>|<nil>", "<nil>|b"}},
+		// NOT IN correlated by an equality: each outer row against its
+		// own set; an empty set keeps a NULL x, a NULL in a row's set
+		// drops it.
+		{"SELECT x, s FROM o WHERE x NOT IN (SELECT y FROM dup WHERE dup.s = o.s)", "null-aware anti",
+			[]string{"2|<nil>", "3|c", "4|d", "<nil>|<nil>"}},
+		{"SELECT x, s FROM o WHERE x NOT IN (SELECT y FROM dup WHERE dup.y = o.x)", "null-aware anti",
+			[]string{"2|<nil>", "4|d", "<nil>|<nil>", "<nil>|b"}},
+		// The key table as the inner query reads its snapshot with the
+		// log tail applied: 1 deleted, 2 updated, 3 and 7 added.
+		{"SELECT x FROM o WHERE x IN (SELECT k FROM kv)", "semi", []string{"2", "3", "4"}},
+		{"SELECT x FROM o WHERE x IN (SELECT k FROM kv WHERE v = 'deux')", "semi", []string{"2"}},
+		{"SELECT x FROM o WHERE x NOT IN (SELECT k FROM kv)", "null-aware anti", []string{"1", "1"}},
+		{"SELECT x FROM o WHERE NOT EXISTS (SELECT 1 FROM kv WHERE kv.k = o.x)", "anti", []string{"1", "1", "<nil>", "<nil>"}},
+		{"SELECT k FROM kv WHERE k IN (SELECT x FROM o) AND k NOT IN (SELECT y FROM dup WHERE y IS NOT NULL)", "semi", []string{"2", "4"}},
+	} {
+		t.Run(tc.sql, func(t *testing.T) {
+			require.Equal(t, tc.want, txRows(t, db, tc.sql))
+			plan := strings.Join(txRows(t, db, "EXPLAIN "+tc.sql), "\n")
+			require.Contains(t, plan, "HashJoin: "+tc.node+" [Keys: ")
+			// The same condition under OR stays an expression.
+			cond := tc.sql[strings.Index(tc.sql, " WHERE ")+len(" WHERE "):]
+			evaluated := tc.sql[:strings.Index(tc.sql, " WHERE ")] + " WHERE (" + cond + ") OR 1 = 0"
+			require.NotContains(t, strings.Join(txRows(t, db, "EXPLAIN "+evaluated), "\n"), "HashJoin: ")
+			require.Equal(t, tc.want, txRows(t, db, evaluated))
+		})
+	}
+
+	// Inside a transaction the inner query reads the transaction's view:
+	// rows written after Begin are not in it.
+	ctx := context.Background()
+	tx, err := db.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer tx.Rollback()
+	mustExec(t, db, "INSERT INTO nulls VALUES (4)")
+	mustExec(t, db, "INSERT INTO kv VALUES (1, 'un')")
+	mustExec(t, db, "DELETE FROM kv WHERE k = 3")
+	for _, tc := range []struct {
+		sql  string
+		want []string
+	}{
+		{"SELECT x FROM o WHERE x IN (SELECT k FROM kv)", []string{"2", "3", "4"}},
+		{"SELECT x FROM o WHERE x NOT IN (SELECT k FROM kv)", []string{"1", "1"}},
+		{"SELECT x FROM o WHERE NOT EXISTS (SELECT 1 FROM kv WHERE kv.k = o.x)", []string{"1", "1", "<nil>", "<nil>"}},
+		{"SELECT x FROM o WHERE x IN (SELECT y FROM nulls)", nil},
+	} {
+		require.Equal(t, tc.want, txRows(t, tx, tc.sql), "%s in the transaction", tc.sql)
+	}
+	require.NoError(t, tx.Commit())
+	require.Equal(t, []string{"1", "1", "2", "4"}, txRows(t, db, "SELECT x FROM o WHERE x IN (SELECT k FROM kv)"))
+	require.Equal(t, []string{"4"}, txRows(t, db, "SELECT x FROM o WHERE x IN (SELECT y FROM nulls)"))
 }

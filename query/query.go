@@ -165,8 +165,9 @@ func openPlan(ctx context.Context, r Reader, sp *sqlplan.SelectPlan, opts exec.O
 
 // openJoin opens both sides of a join and joins them. The probe side
 // streams and the build side is held: an outer join probes with its
-// preserved side; an inner join holds the side estimated smaller, the
-// right one when the estimates do not tell them apart.
+// preserved side, a semi- or anti-join with its outer rows; an inner
+// join holds the side estimated smaller, the right one when the
+// estimates do not tell them apart.
 func openJoin(ctx context.Context, r Reader, j *sqlplan.JoinRel, opts exec.Options, a *Analysis) (stream, error) {
 	left, err := openRelation(ctx, r, j.L, opts, a)
 	if err != nil {
@@ -189,10 +190,7 @@ func openJoin(ctx context.Context, r Reader, j *sqlplan.JoinRel, opts exec.Optio
 	if st.buildLeft {
 		probe, build, pkeys, bkeys, heldRel = right, left, bkeys, pkeys, j.L
 	}
-	kind := exec.JoinInner
-	if j.Kind != sqlplan.JoinInner {
-		kind = exec.JoinLeft
-	}
+	kind := joinKinds[j.Kind]
 	cols := append(append([]int{}, probe.cols...), build.cols...)
 	spec := exec.JoinSpec{
 		Kind:           kind,
@@ -223,8 +221,23 @@ func openJoin(ctx context.Context, r Reader, j *sqlplan.JoinRel, opts exec.Optio
 			return stream{}, err
 		}
 	}
+	if j.Kind.IsSemi() {
+		// The probe rows that pass, nothing of the inner query's.
+		return stream{op: op, cols: probe.cols, types: probe.types, rows: probe.rows}, nil
+	}
 	return stream{op: op, cols: cols, types: append(append([]metadata.DataType{}, probe.types...), build.types...),
 		rows: joinEstimate(probe.rows, build.rows)}, nil
+}
+
+// joinKinds is the operator of each kind of join: a right join is a left
+// join that probes with its right side.
+var joinKinds = map[sqlplan.JoinKind]exec.JoinKind{
+	sqlplan.JoinInner:         exec.JoinInner,
+	sqlplan.JoinLeft:          exec.JoinLeft,
+	sqlplan.JoinRight:         exec.JoinLeft,
+	sqlplan.JoinSemi:          exec.JoinSemi,
+	sqlplan.JoinAnti:          exec.JoinAnti,
+	sqlplan.JoinAntiNullAware: exec.JoinAntiNullAware,
 }
 
 // Lookup joins: a join whose held side is a primary-key table, with keys
@@ -250,6 +263,9 @@ type strategy struct {
 // side, the right one when the estimates do not tell.
 func chooseStrategy(j *sqlplan.JoinRel, lrows, rrows int64) strategy {
 	switch j.Kind {
+	case sqlplan.JoinSemi, sqlplan.JoinAnti, sqlplan.JoinAntiNullAware:
+		// The inner query is held: the outer rows are the ones that pass.
+		return strategy{}
 	case sqlplan.JoinLeft:
 		return strategy{lookup: lookupTarget(j.R, j.RightKeys) && smallProbe(lrows, rrows)}
 	case sqlplan.JoinRight:

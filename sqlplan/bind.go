@@ -212,8 +212,8 @@ func bindSelectScoped(ctx context.Context, s *Select, cat Catalog, currentDB str
 	if err := bindQuery(ctx, plan, s, args, currentDB, subScope{cat: cat, outer: outer, from: sc}); err != nil {
 		return nil, err
 	}
-	if plan.Source != nil {
-		for _, r := range rules {
+	for _, r := range rules {
+		if plan.Source != nil || r.oneTable {
 			plan = r.fn(plan)
 		}
 	}

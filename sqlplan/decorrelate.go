@@ -14,6 +14,9 @@ import (
 //	EXISTS (SELECT ... FROM u WHERE u.k = t.a AND p(u))
 //	  => t.a IN (SELECT u.k FROM u WHERE p(u))
 //	NOT EXISTS (SELECT ... FROM u WHERE u.k = t.a AND p(u))
+//	  => (t.a) NOT IN (SELECT u.k FROM u WHERE p(u))   (SubSemi, never NULL)
+//	  or, where t.a and u.k are of types whose equal values differ as
+//	  values (DOUBLE and INT, say), which SubSemi cannot hash alike:
 //	  => t.a IS NULL OR t.a NOT IN (SELECT u.k FROM u WHERE p(u) AND u.k IS NOT NULL)
 //
 // The first holds where only TRUE counts (IN is NULL where EXISTS is
@@ -82,6 +85,13 @@ func semiJoin(sub *Subquery, anti bool) Expr {
 	}
 	if len(pairs) > 1 {
 		return semiTuple(sub, anti, nil, nil, pairs, rest)
+	}
+	if anti {
+		// The anti-join itself where the key's values hash alike: the
+		// optimizer's semi-join rule makes an anti-join of it.
+		if r := semiTuple(sub, true, nil, nil, pairs, rest); r != nil {
+			return r
+		}
 	}
 	key, slot := pairs[0].inner, pairs[0].slot
 	if anti {

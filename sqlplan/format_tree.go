@@ -132,14 +132,19 @@ func formatRelation(rel Relation, leaf func(*SelectPlan) []string, note func(any
 		}
 		return lines
 	case *DerivedRel:
-		return append([]string{"Derived: " + quoteIdent(r.Name) + note(r)}, indent(FormatTree(r.Plan, leaf))...)
+		head := "Derived: " + quoteIdent(r.Name)
+		if r.Text != "" {
+			head = "Subquery: " + quoteIdent(r.Name) + " (" + r.Text + ")"
+		}
+		return append([]string{head + note(r)}, indent(FormatTree(r.Plan, leaf))...)
 	case *JoinRel:
 		var b strings.Builder
 		algo := "NestedLoopJoin"
 		if len(r.LeftKeys) > 0 {
 			algo = "HashJoin"
 		}
-		kind := map[JoinKind]string{JoinInner: "inner", JoinLeft: "left", JoinRight: "right"}[r.Kind]
+		kind := map[JoinKind]string{JoinInner: "inner", JoinLeft: "left", JoinRight: "right",
+			JoinSemi: "semi", JoinAnti: "anti", JoinAntiNullAware: "null-aware anti"}[r.Kind]
 		b.WriteString(algo + ": " + kind)
 		if len(r.LeftKeys) > 0 {
 			keys := make([]string, len(r.LeftKeys))

@@ -59,6 +59,12 @@ func (k JoinKind) String() string {
 		return "LEFT JOIN"
 	case JoinRight:
 		return "RIGHT JOIN"
+	case JoinSemi:
+		return "SEMI JOIN"
+	case JoinAnti:
+		return "ANTI JOIN"
+	case JoinAntiNullAware:
+		return "NULL-AWARE ANTI JOIN"
 	}
 	return "JOIN?"
 }

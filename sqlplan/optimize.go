@@ -7,18 +7,23 @@ import (
 
 // A rule rewrites a bound query over a FROM tree into an equivalent one.
 // Rules are deterministic and run in the order of rules; each has its
-// own golden test (testdata/optimize).
+// own golden test (testdata/plan).
 type rule struct {
 	name string
 	fn   func(*SelectPlan) *SelectPlan
+	// oneTable makes the rule run on a query of one table too, which it
+	// may turn into a query over a FROM tree; the others run only on a
+	// query over a FROM tree.
+	oneTable bool
 }
 
 var rules = []rule{
-	{"push-conjuncts", pushConjuncts},
-	{"join-order", joinOrder},
-	{"equi-join", equiJoins},
-	{"prune-columns", pruneColumns},
-	{"limit-pushdown", pushLimit},
+	{"semi-join", semiJoins, true},
+	{"push-conjuncts", pushConjuncts, false},
+	{"join-order", joinOrder, false},
+	{"equi-join", equiJoins, false},
+	{"prune-columns", pruneColumns, false},
+	{"limit-pushdown", pushLimit, false},
 }
 
 // columnSet is the combined indexes an expression reads.
@@ -229,6 +234,11 @@ func andOf(conds []Expr) Expr {
 // so it runs as a hash join rather than a nested loop.
 func equiJoins(p *SelectPlan) *SelectPlan {
 	visitJoins(p.Source, func(j *JoinRel) {
+		if j.Kind == JoinAntiNullAware {
+			// NOT IN has one key; its condition picks the inner rows
+			// that count, NULL keys among them.
+			return
+		}
 		var rest []Expr
 		for _, c := range j.Cond {
 			cmp, ok := c.(*Compare)

@@ -55,12 +55,17 @@ type DerivedRel struct {
 	Plan   *SelectPlan
 	Name   string
 	Offset int
+	// Text is the subquery as written when the derived table is the
+	// inner query of a semi- or anti-join (see semiJoins); "" otherwise.
+	Text string
 }
 
 // JoinRel joins two relations. Its rows hold the columns of L and R.
 type JoinRel struct {
 	// Kind is JoinInner (a cross join is an inner join without
-	// condition), JoinLeft or JoinRight.
+	// condition), JoinLeft, JoinRight, or one of the semi- and anti-joins
+	// the optimizer makes of a subquery (JoinSemi, JoinAnti,
+	// JoinAntiNullAware), whose rows hold the columns of L only.
 	Kind JoinKind
 	L, R Relation
 	// LeftKeys[i] = RightKeys[i] are the equalities of the condition
