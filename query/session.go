@@ -589,19 +589,18 @@ func (s *Session) Lookup(ctx context.Context, sp *sqlplan.SelectPlan, cols []int
 	if err != nil {
 		return nil, err
 	}
-	lookup := s.Engine.LookupKey
+	lookup := s.Engine.LookupKeys
 	if v := s.View; v != nil {
-		lookup = v.LookupKey
+		lookup = v.LookupKeys
 	}
-	var rows [][]any
-	key := make([]any, len(table.Schema.Columns))
+	// The key rows share one backing array: only their key columns are
+	// set.
+	width := len(table.Schema.Columns)
+	cells := make([]any, 0, len(keys)*width)
+	keyRows := make([][]any, 0, len(keys))
 tuples:
-	for i, tuple := range keys {
-		if i%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
+	for _, tuple := range keys {
+		key := cells[len(cells) : len(cells)+width : len(cells)+width]
 		for k, c := range cols {
 			v, ok := exec.KeyValue(table.Schema.Columns[c].Type, tuple[k])
 			if !ok {
@@ -609,16 +608,21 @@ tuples:
 			}
 			key[c] = v
 		}
-		row, found, err := lookup(ctx, prepared, key)
-		if errors.Is(err, storage.ErrLookupInLake) || errors.Is(err, storage.ErrTableChanged) {
-			// The lake holds the partition, or the table changed since
-			// the query was planned: a read of the table answers.
-			return s.Open(ctx, sp)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if found {
+		cells = cells[:len(cells)+width]
+		keyRows = append(keyRows, key)
+	}
+	found, err := lookup(ctx, prepared, keyRows)
+	if errors.Is(err, storage.ErrLookupInLake) || errors.Is(err, storage.ErrTableChanged) {
+		// The lake holds the partition, or the table changed since the
+		// query was planned: a read of the table answers.
+		return s.Open(ctx, sp)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rows := found[:0]
+	for _, row := range found {
+		if row != nil {
 			rows = append(rows, row)
 		}
 	}

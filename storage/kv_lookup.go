@@ -1,10 +1,15 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/flusslite/fluss/metadata"
 )
@@ -224,3 +229,196 @@ func pick(dst []any, idx []int, row []any) []any {
 	}
 	return dst
 }
+
+// LookupKeys is LookupKey of many keys at once: rows[i] is the live row
+// of the key in keyRows[i], or nil when there is none (a NULL key value, a
+// missing partition, no such key). The rows are read from one consistent
+// state of the KV store, in the order of their Pebble keys, by up to
+// GOMAXPROCS goroutines for a large batch, each seeking one iterator
+// forward through its share. A key given twice finds its row twice.
+func (e *Engine) LookupKeys(ctx context.Context, l *KeyLookup, keyRows [][]any) (rows [][]any, err error) {
+	cat, err := e.readLock()
+	if err != nil {
+		return nil, err
+	}
+	defer e.mu.RUnlock()
+	entry, err := l.entry(cat)
+	if err != nil {
+		return nil, err
+	}
+	b, err := l.batch(entry, keyRows)
+	if err != nil || len(b.keys) == 0 {
+		return make([][]any, len(keyRows)), err
+	}
+	e.kvMu.Lock()
+	for _, tb := range b.buckets {
+		if kb := e.kvBuckets[tb]; kb != nil && kb.broken != nil {
+			e.kvMu.Unlock()
+			return nil, kb.broken
+		}
+	}
+	e.kvMu.Unlock()
+	return b.read(ctx, e.kv, entry, l, len(keyRows))
+}
+
+// LookupKeys is Engine.LookupKeys in the view: the rows as they were when
+// the view was taken.
+func (v *ReadView) LookupKeys(ctx context.Context, l *KeyLookup, keyRows [][]any) (rows [][]any, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cat, err := v.e.readLock()
+	if err != nil {
+		return nil, err
+	}
+	defer v.e.mu.RUnlock()
+	entry, err := l.entry(cat)
+	if err != nil {
+		return nil, err
+	}
+	b, err := l.batch(entry, keyRows)
+	if err != nil || len(b.keys) == 0 {
+		return make([][]any, len(keyRows)), err
+	}
+	for _, tb := range b.buckets {
+		if err := v.broken[tb]; err != nil {
+			return nil, err
+		}
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.mu.closed || v.mu.ps == nil {
+		return nil, fmt.Errorf("read view of %s: %w", entry.Info.Path, metadata.ErrClosed)
+	}
+	return b.read(ctx, v.mu.ps, entry, l, len(keyRows))
+}
+
+// keyBatch is the keys of one LookupKeys call that can exist, sorted by
+// their Pebble keys (and so grouped by bucket).
+type keyBatch struct {
+	keys    []batchKey
+	buckets []metadata.TableBucket // the distinct buckets of keys, in order
+}
+
+// batchKey is one key of a keyBatch: its Pebble key, its bucket, and the
+// index of its key row.
+type batchKey struct {
+	key []byte
+	tb  metadata.TableBucket
+	row int
+}
+
+// batch encodes the keys of keyRows that can exist and sorts them.
+func (l *KeyLookup) batch(entry *tableEntry, keyRows [][]any) (keyBatch, error) {
+	var b keyBatch
+	b.keys = make([]batchKey, 0, len(keyRows))
+	for i, kr := range keyRows {
+		tb, key, ok, err := l.key(entry, kr)
+		if err != nil {
+			return keyBatch{}, err
+		}
+		if ok {
+			b.keys = append(b.keys, batchKey{key: key, tb: tb, row: i})
+		}
+	}
+	slices.SortFunc(b.keys, func(x, y batchKey) int { return bytes.Compare(x.key, y.key) })
+	for i, k := range b.keys {
+		if i == 0 || k.tb != b.keys[i-1].tb {
+			b.buckets = append(b.buckets, k.tb)
+		}
+	}
+	return b, nil
+}
+
+// lookupKeysPerWorker is the fewest keys LookupKeys gives a goroutine of
+// its own: below it, starting one costs more than its share of the seeks.
+const lookupKeysPerWorker = 1024
+
+// read looks the keys of b up in src, returning the rows by key row index
+// (n rows). The shares of the goroutines are contiguous runs of the
+// sorted keys, each read by a clone of one iterator, so that all of them
+// see the same state of src.
+func (b keyBatch) read(ctx context.Context, src pebble.Reader, entry *tableEntry, l *KeyLookup, n int) ([][]any, error) {
+	rows := make([][]any, n)
+	it, err := src.NewIter(&pebble.IterOptions{LowerBound: b.keys[0].key, UpperBound: keyAfter(b.keys[len(b.keys)-1].key)})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: KV store: %w", entry.Info.Path, err)
+	}
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(b.keys)/lookupKeysPerWorker))
+	iters := []*pebble.Iterator{it}
+	shares := make([][]batchKey, workers)
+	for w := range workers {
+		shares[w] = b.keys[w*len(b.keys)/workers : (w+1)*len(b.keys)/workers]
+		if w == 0 {
+			continue
+		}
+		share := shares[w]
+		c, err := it.Clone(pebble.CloneOptions{IterOptions: &pebble.IterOptions{
+			LowerBound: share[0].key, UpperBound: keyAfter(share[len(share)-1].key)}})
+		if err != nil {
+			for _, it := range iters {
+				it.Close()
+			}
+			return nil, fmt.Errorf("read %s: KV store: %w", entry.Info.Path, err)
+		}
+		iters = append(iters, c)
+	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { errs[w] = seekKeys(ctx, iters[w], shares[w], entry, l.need, rows) })
+	}
+	errs[0] = seekKeys(ctx, iters[0], shares[0], entry, l.need, rows)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	shadowed := map[metadata.TableBucket]bool{}
+	for _, tb := range b.buckets {
+		shadowed[tb] = lakeShadows(entry, tb)
+	}
+	for _, k := range b.keys {
+		if rows[k.row] == nil && shadowed[k.tb] {
+			return nil, fmt.Errorf("lookup in %s: %w", l.path, ErrLookupInLake)
+		}
+	}
+	return rows, nil
+}
+
+// seekKeys reads the rows of keys, in ascending order, through it, which
+// it closes, into rows. A prefix seek skips the files whose bloom filters
+// rule the key out, and each seek starts from where the last one ended.
+func seekKeys(ctx context.Context, it *pebble.Iterator, keys []batchKey, entry *tableEntry, need []bool, rows [][]any) (err error) {
+	defer func() {
+		if cerr := it.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("read %s: KV store: %w", entry.Info.Path, cerr)
+		}
+	}()
+	for i, k := range keys {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if !it.SeekPrefixGE(k.key) || !bytes.Equal(it.Key(), k.key) {
+			continue
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return fmt.Errorf("read %s: KV store: %w", entry.Info.Path, err)
+		}
+		row, err := decodeRowColumns(v, entry.Info.SchemaID, entry.types, need)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", entry.Info.Path, err)
+		}
+		rows[k.row] = row
+	}
+	if err := it.Error(); err != nil {
+		return fmt.Errorf("read %s: KV store: %w", entry.Info.Path, err)
+	}
+	return nil
+}
+
+// keyAfter is the smallest key greater than k: an upper bound that takes
+// k in.
+func keyAfter(k []byte) []byte { return append(slices.Clip(k), 0) }

@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -96,6 +98,160 @@ func TestKeyLookup(t *testing.T) {
 	log := createTable(t, e, "log", []metadata.Column{col("id", metadata.IntType())}, nil, nil)
 	_, err = NewKeyLookup(&log, nil)
 	require.ErrorIs(t, err, metadata.ErrUnsupported)
+}
+
+// LookupKeys finds, for every key row, what LookupKey finds: over four
+// buckets and enough keys for several goroutines, with rows written
+// before and after a KV snapshot, deleted and overwritten rows, missing
+// keys, NULL keys and keys given twice; in a view it reads the view's
+// state.
+func TestLookupKeys(t *testing.T) {
+	e, _ := testEngine(t, "", nil)
+	info, err := e.CreateTable(ctx, metadata.TableDescriptor{
+		Path: path("pk"),
+		Schema: metadata.Schema{Columns: []metadata.Column{
+			col("id", metadata.BigIntType()),
+			col("v", metadata.StringType()),
+			col("n", metadata.IntType()),
+		}, PrimaryKey: []string{"id"}},
+		Options: map[string]string{metadata.OptBucketNum: "4"},
+	}, false)
+	require.NoError(t, err)
+	const n = 6000 // keys 0..n-1 written; the lookups ask for 0..n+n/2
+	var rows [][]any
+	for i := range n {
+		rows = append(rows, []any{int64(i), fmt.Sprint("v", i), int32(i)})
+	}
+	_, err = e.Upsert(ctx, path("pk"), rows, UpsertOptions{})
+	require.NoError(t, err)
+	_, err = e.TakeKvSnapshots(ctx, path("pk"))
+	require.NoError(t, err)
+	// In the log tail, past the snapshot: every third key overwritten,
+	// every seventh deleted.
+	rows = rows[:0]
+	var dels [][]any
+	for i := 0; i < n; i++ {
+		switch {
+		case i%7 == 0:
+			dels = append(dels, []any{int64(i), nil, nil})
+		case i%3 == 0:
+			rows = append(rows, []any{int64(i), fmt.Sprint("w", i), int32(-i)})
+		}
+	}
+	_, err = e.Upsert(ctx, path("pk"), rows, UpsertOptions{})
+	require.NoError(t, err)
+	_, err = e.Delete(ctx, path("pk"), dels)
+	require.NoError(t, err)
+
+	l, err := NewKeyLookup(&info, []int{0, 1})
+	require.NoError(t, err)
+	var keyRows [][]any
+	for i := n + n/2 - 1; i >= 0; i-- { // descending: LookupKeys sorts them
+		keyRows = append(keyRows, []any{int64(i), nil, nil})
+		if i%5 == 0 {
+			keyRows = append(keyRows, []any{int64(i), nil, nil}) // twice
+		}
+	}
+	keyRows = append(keyRows, []any{nil, nil, nil})
+	check := func(lookupKeys func([][]any) ([][]any, error), lookupKey func([]any) ([]any, bool, error), want func(i int64) []any) {
+		t.Helper()
+		// Batches of several sizes, so that the goroutines' shares start
+		// and end at different keys.
+		for _, size := range []int{1, 2, 100, 2047, 2048, 4099, 7001, len(keyRows)} {
+			krs := keyRows[len(keyRows)-size:]
+			got, err := lookupKeys(krs)
+			require.NoError(t, err)
+			require.Len(t, got, len(krs))
+			for i, kr := range krs {
+				row, found, err := lookupKey(kr)
+				require.NoError(t, err)
+				require.Equal(t, found, got[i] != nil, "%v of %d", kr, size)
+				require.Equal(t, row, got[i], "%v of %d", kr, size)
+				if kr[0] != nil {
+					require.Equal(t, want(kr[0].(int64)), got[i], "%v of %d", kr, size)
+				}
+			}
+		}
+	}
+	live := func(i int64) []any {
+		switch {
+		case i >= n || i%7 == 0:
+			return nil
+		case i%3 == 0:
+			return []any{i, fmt.Sprint("w", i), nil}
+		}
+		return []any{i, fmt.Sprint("v", i), nil}
+	}
+	lookupKeys := func(krs [][]any) ([][]any, error) { return e.LookupKeys(ctx, l, krs) }
+	lookupKey := func(kr []any) ([]any, bool, error) { return e.LookupKey(ctx, l, kr) }
+	check(lookupKeys, lookupKey, live)
+
+	// A view keeps its state while the table changes.
+	v, err := e.ReadView(ctx)
+	require.NoError(t, err)
+	defer v.Close()
+	_, err = e.Delete(ctx, path("pk"), [][]any{{int64(1), nil, nil}, {int64(2), nil, nil}})
+	require.NoError(t, err)
+	_, err = e.Upsert(ctx, path("pk"), [][]any{{int64(n), "new", int32(0)}}, UpsertOptions{})
+	require.NoError(t, err)
+	check(func(krs [][]any) ([][]any, error) { return v.LookupKeys(ctx, l, krs) },
+		func(kr []any) ([]any, bool, error) { return v.LookupKey(ctx, l, kr) }, live)
+	check(lookupKeys, lookupKey, func(i int64) []any {
+		switch i {
+		case 1, 2:
+			return nil
+		case n:
+			return []any{i, "new", nil}
+		}
+		return live(i)
+	})
+
+	// No keys, only NULL keys: no rows. A key row of the wrong width, a
+	// cancelled context and a table changed since: errors.
+	got, err := e.LookupKeys(ctx, l, nil)
+	require.NoError(t, err)
+	require.Empty(t, got)
+	got, err = e.LookupKeys(ctx, l, [][]any{{nil, nil, nil}})
+	require.NoError(t, err)
+	require.Equal(t, [][]any{nil}, got)
+	_, err = e.LookupKeys(ctx, l, [][]any{{int64(1)}})
+	require.ErrorIs(t, err, metadata.ErrInvalidValue)
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = e.LookupKeys(cancelled, l, keyRows)
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = v.LookupKeys(cancelled, l, keyRows)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, e.DropTable(ctx, path("pk"), false))
+	_, err = e.LookupKeys(ctx, l, keyRows)
+	require.ErrorIs(t, err, ErrTableChanged)
+	_, err = v.LookupKeys(ctx, l, keyRows)
+	require.ErrorIs(t, err, ErrTableChanged)
+}
+
+// LookupKeys in a partitioned table routes each key to its partition: a
+// missing partition finds nothing.
+func TestLookupKeysPartitioned(t *testing.T) {
+	e, _ := testEngine(t, "", nil)
+	info, err := e.CreateTable(ctx, metadata.TableDescriptor{
+		Path: path("pk"),
+		Schema: metadata.Schema{Columns: []metadata.Column{
+			col("r", metadata.StringType()),
+			col("id", metadata.IntType()),
+			col("v", metadata.StringType()),
+		}, PrimaryKey: []string{"r", "id"}},
+		PartitionKeys: []string{"r"},
+		Options:       map[string]string{metadata.OptBucketNum: "3"},
+	}, false)
+	require.NoError(t, err)
+	_, err = e.Upsert(ctx, path("pk"), [][]any{{"eu", int64(1), "a"}, {"eu", int64(2), "b"}, {"us", int64(1), "c"}}, UpsertOptions{})
+	require.NoError(t, err)
+	l, err := NewKeyLookup(&info, nil)
+	require.NoError(t, err)
+	got, err := e.LookupKeys(ctx, l, [][]any{
+		{"us", int64(1), nil}, {"jp", int64(1), nil}, {"eu", int64(2), nil}, {"eu", int64(3), nil}, {"eu", int64(1), nil}})
+	require.NoError(t, err)
+	require.Equal(t, [][]any{{"us", int64(1), "c"}, nil, {"eu", int64(2), "b"}, nil, {"eu", int64(1), "a"}}, got)
 }
 
 // Consecutive appends to one table are buffered as one write, without
