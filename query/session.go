@@ -611,7 +611,7 @@ tuples:
 		cells = cells[:len(cells)+width]
 		keyRows = append(keyRows, key)
 	}
-	found, err := lookup(ctx, prepared, keyRows)
+	recs, err := lookup(ctx, prepared, keyRows)
 	if errors.Is(err, storage.ErrLookupInLake) || errors.Is(err, storage.ErrTableChanged) {
 		// The lake holds the partition, or the table changed since the
 		// query was planned: a read of the table answers.
@@ -620,15 +620,12 @@ tuples:
 	if err != nil {
 		return nil, err
 	}
-	rows := found[:0]
-	for _, row := range found {
-		if row != nil {
-			rows = append(rows, row)
+	if len(recs) == 0 {
+		rec, err := BuildRecord(table.Schema.Columns, nil)
+		if err != nil {
+			return nil, err
 		}
-	}
-	rec, err := BuildRecord(table.Schema.Columns, rows)
-	if err != nil {
-		return nil, err
+		recs = []arrow.RecordBatch{rec}
 	}
 	all := make([]int, len(table.Schema.Columns))
 	for i := range all {
@@ -636,9 +633,10 @@ tuples:
 	}
 	q := exec.QueryOf(sp)
 	q.Filter = sqlplan.Conjuncts(sp.Where)
-	op, err := exec.Build(NewStatic(rec), q, exec.NewLayout(len(all), all), s.Exec)
+	static := &staticOp{recs: recs}
+	op, err := exec.Build(static, q, exec.NewLayout(len(all), all), s.Exec)
 	if err != nil {
-		rec.Release()
+		static.Close()
 		return nil, err
 	}
 	return op, nil
@@ -680,26 +678,32 @@ func BuildRecord(cols []metadata.Column, rows [][]any) (arrow.RecordBatch, error
 
 // NewStatic is an operator that yields rec, a record built in memory,
 // and releases it when closed.
-func NewStatic(rec arrow.RecordBatch) exec.Operator { return &staticOp{rec: rec} }
+func NewStatic(rec arrow.RecordBatch) exec.Operator {
+	if rec == nil {
+		return &staticOp{}
+	}
+	return &staticOp{recs: []arrow.RecordBatch{rec}}
+}
 
-// staticOp yields one prepared record batch.
+// staticOp yields prepared record batches, and releases them when
+// closed.
 type staticOp struct {
-	rec  arrow.RecordBatch
-	done bool
+	recs []arrow.RecordBatch
+	next int
 }
 
 func (o *staticOp) Next(context.Context) (exec.Batch, error) {
-	if o.done || o.rec == nil {
+	if o.next >= len(o.recs) {
 		return exec.Batch{}, io.EOF
 	}
-	o.done = true
-	return exec.Batch{Rec: o.rec}, nil
+	o.next++
+	return exec.Batch{Rec: o.recs[o.next-1]}, nil
 }
 
 func (o *staticOp) Close() error {
-	if o.rec != nil {
-		o.rec.Release()
-		o.rec = nil
+	for _, rec := range o.recs {
+		rec.Release()
 	}
+	o.recs, o.next = nil, 0
 	return nil
 }
