@@ -661,19 +661,18 @@ func (s *Session) Lookup(ctx context.Context, sp *sqlplan.SelectPlan, cols []int
 	if err != nil {
 		return nil, err
 	}
-	lookup := s.Engine.LookupKey
+	lookup := s.Engine.LookupKeys
 	if v := s.View; v != nil {
-		lookup = v.LookupKey
+		lookup = v.LookupKeys
 	}
-	var rows [][]any
-	key := make([]any, len(table.Schema.Columns))
+	// The key rows share one backing array: only their key columns are
+	// set.
+	width := len(table.Schema.Columns)
+	cells := make([]any, 0, len(keys)*width)
+	keyRows := make([][]any, 0, len(keys))
 tuples:
-	for i, tuple := range keys {
-		if i%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
+	for _, tuple := range keys {
+		key := cells[len(cells) : len(cells)+width : len(cells)+width]
 		for k, c := range cols {
 			v, ok := exec.KeyValue(table.Schema.Columns[c].Type, tuple[k])
 			if !ok {
@@ -681,22 +680,24 @@ tuples:
 			}
 			key[c] = v
 		}
-		row, found, err := lookup(ctx, prepared, key)
-		if errors.Is(err, storage.ErrLookupInLake) || errors.Is(err, storage.ErrTableChanged) {
-			// The lake holds the partition, or the table changed since
-			// the query was planned: a read of the table answers.
-			return s.Open(ctx, sp)
-		}
+		cells = cells[:len(cells)+width]
+		keyRows = append(keyRows, key)
+	}
+	recs, err := lookup(ctx, prepared, keyRows)
+	if errors.Is(err, storage.ErrLookupInLake) || errors.Is(err, storage.ErrTableChanged) {
+		// The lake holds the partition, or the table changed since the
+		// query was planned: a read of the table answers.
+		return s.Open(ctx, sp)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		rec, err := BuildRecord(table.Schema.Columns, nil)
 		if err != nil {
 			return nil, err
 		}
-		if found {
-			rows = append(rows, row)
-		}
-	}
-	rec, err := BuildRecord(table.Schema.Columns, rows)
-	if err != nil {
-		return nil, err
+		recs = []arrow.RecordBatch{rec}
 	}
 	all := make([]int, len(table.Schema.Columns))
 	for i := range all {
@@ -704,9 +705,10 @@ tuples:
 	}
 	q := exec.QueryOf(sp)
 	q.Filter = sqlplan.Conjuncts(sp.Where)
-	op, err := exec.Build(NewStatic(rec), q, exec.NewLayout(len(all), all), s.Exec)
+	static := &staticOp{recs: recs}
+	op, err := exec.Build(static, q, exec.NewLayout(len(all), all), s.Exec)
 	if err != nil {
-		rec.Release()
+		static.Close()
 		return nil, err
 	}
 	return op, nil
@@ -748,26 +750,32 @@ func BuildRecord(cols []metadata.Column, rows [][]any) (arrow.RecordBatch, error
 
 // NewStatic is an operator that yields rec, a record built in memory,
 // and releases it when closed.
-func NewStatic(rec arrow.RecordBatch) exec.Operator { return &staticOp{rec: rec} }
+func NewStatic(rec arrow.RecordBatch) exec.Operator {
+	if rec == nil {
+		return &staticOp{}
+	}
+	return &staticOp{recs: []arrow.RecordBatch{rec}}
+}
 
-// staticOp yields one prepared record batch.
+// staticOp yields prepared record batches, and releases them when
+// closed.
 type staticOp struct {
-	rec  arrow.RecordBatch
-	done bool
+	recs []arrow.RecordBatch
+	next int
 }
 
 func (o *staticOp) Next(context.Context) (exec.Batch, error) {
-	if o.done || o.rec == nil {
+	if o.next >= len(o.recs) {
 		return exec.Batch{}, io.EOF
 	}
-	o.done = true
-	return exec.Batch{Rec: o.rec}, nil
+	o.next++
+	return exec.Batch{Rec: o.recs[o.next-1]}, nil
 }
 
 func (o *staticOp) Close() error {
-	if o.rec != nil {
-		o.rec.Release()
-		o.rec = nil
+	for _, rec := range o.recs {
+		rec.Release()
 	}
+	o.recs, o.next = nil, 0
 	return nil
 }

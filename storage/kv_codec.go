@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
 	"github.com/flusslite/fluss/metadata"
@@ -333,32 +334,114 @@ func decodeRowValue(b []byte, schemaID int32, types []metadata.DataType) ([]any,
 // marks (nil: all) and leaves the others nil; the whole value is checked
 // all the same.
 func decodeRowColumns(b []byte, schemaID int32, types []metadata.DataType, need []bool) ([]any, error) {
+	row := make([]any, len(types))
+	err := decodeColumns(b, schemaID, len(types), func(d *rowDecoder, i int, null bool) {
+		switch {
+		case null:
+		case need == nil || need[i]:
+			row[i] = d.value(types[i], 0)
+		default:
+			d.skip(types[i])
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return row, nil
+}
+
+// appendRowColumns is decodeRowColumns that appends the row to rb, whose
+// fields are the Arrow types of types, instead of building values: the
+// columns need does not mark are appended as NULL. The common scalar
+// types go straight into their builders. On an error rb holds part of
+// the row and must be discarded.
+func appendRowColumns(rb *array.RecordBuilder, b []byte, schemaID int32, types []metadata.DataType, need []bool) error {
+	return decodeColumns(b, schemaID, len(types), func(d *rowDecoder, i int, null bool) {
+		fb := rb.Field(i)
+		switch {
+		case null:
+			fb.AppendNull()
+		case need == nil || need[i]:
+			if err := d.appendValue(fb, types[i]); err != nil && d.err == nil {
+				d.err = err
+			}
+		default:
+			d.skip(types[i])
+			fb.AppendNull()
+		}
+	})
+}
+
+// decodeColumns reads the header of a row value of n columns, checking
+// its schema id, and calls col for each column, which reads the column's
+// value unless it is NULL; then it checks that nothing follows.
+func decodeColumns(b []byte, schemaID int32, n int, col func(d *rowDecoder, i int, null bool)) error {
 	d := &rowDecoder{b: b}
 	sid := d.uvarint("schema id")
 	if d.err == nil && sid != uint64(schemaID) {
-		return nil, fmt.Errorf("%w: row value has schema id %d, the table has %d", metadata.ErrCorrupt, sid, schemaID)
+		return fmt.Errorf("%w: row value has schema id %d, the table has %d", metadata.ErrCorrupt, sid, schemaID)
 	}
-	row := make([]any, len(types))
-	nulls := d.bitmap(len(types))
-	for i, t := range types {
+	nulls := d.bitmap(n)
+	for i := range n {
 		if d.err != nil {
-			return nil, d.err
+			return d.err
 		}
-		switch {
-		case isNull(nulls, i):
-		case need == nil || need[i]:
-			row[i] = d.value(t, 0)
-		default:
-			d.skip(t)
-		}
+		col(d, i, isNull(nulls, i))
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.fail(fmt.Sprintf("%d bytes after the last column", len(d.b)))
 	}
-	if d.err != nil {
-		return nil, d.err
+	return d.err
+}
+
+// appendValue reads one value of type t and appends it to fb, a builder
+// of t's Arrow type: integers, doubles and strings without building a Go
+// value, the others through metadata.AppendValue.
+func (d *rowDecoder) appendValue(fb array.Builder, t metadata.DataType) error {
+	switch t.Root {
+	case metadata.TinyInt, metadata.SmallInt, metadata.Int, metadata.BigInt:
+		x := d.varint("integer")
+		if d.err != nil {
+			return d.err
+		}
+		switch bb := fb.(type) {
+		case *array.Int64Builder:
+			bb.Append(x)
+			return nil
+		case *array.Int32Builder:
+			if x >= math.MinInt32 && x <= math.MaxInt32 {
+				bb.Append(int32(x))
+				return nil
+			}
+		}
+		return metadata.AppendValue(fb, t, x)
+	case metadata.Double:
+		b := d.take(8, "double")
+		if d.err != nil {
+			return d.err
+		}
+		x := math.Float64frombits(binary.LittleEndian.Uint64(b))
+		if bb, ok := fb.(*array.Float64Builder); ok {
+			bb.Append(x)
+			return nil
+		}
+		return metadata.AppendValue(fb, t, x)
+	case metadata.Char, metadata.String:
+		b := d.take(d.uvarint("string length"), "string")
+		if d.err != nil {
+			return d.err
+		}
+		if bb, ok := fb.(*array.StringBuilder); ok {
+			bb.BinaryBuilder.Append(b)
+			return nil
+		}
+		return metadata.AppendValue(fb, t, string(b))
 	}
-	return row, nil
+	v := d.value(t, 0)
+	if d.err != nil {
+		return d.err
+	}
+	return metadata.AppendValue(fb, t, v)
 }
 
 // skip steps over one value of type t, as value would read it, without

@@ -1,10 +1,20 @@
 package storage
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/flusslite/fluss/metadata"
 )
@@ -224,3 +234,244 @@ func pick(dst []any, idx []int, row []any) []any {
 	}
 	return dst
 }
+
+// LookupKeys is LookupKey of many keys at once: the live rows of the keys
+// held in keyRows, as record batches of the table's columns (those the
+// lookup does not read are NULL), each row once however often its key is
+// given; a NULL key value or a missing partition finds nothing. The rows
+// are read from one consistent state of the KV store in the order of
+// their Pebble keys, by up to GOMAXPROCS goroutines for a large batch,
+// each seeking one iterator forward through its share and building one
+// of the batches. The caller releases the batches.
+func (e *Engine) LookupKeys(ctx context.Context, l *KeyLookup, keyRows [][]any) ([]arrow.RecordBatch, error) {
+	cat, err := e.readLock()
+	if err != nil {
+		return nil, err
+	}
+	defer e.mu.RUnlock()
+	entry, err := l.entry(cat)
+	if err != nil {
+		return nil, err
+	}
+	b, err := l.batch(entry, keyRows)
+	if err != nil || len(b.keys) == 0 {
+		return nil, err
+	}
+	e.kvMu.Lock()
+	for _, tb := range b.buckets {
+		if kb := e.kvBuckets[tb]; kb != nil && kb.broken != nil {
+			e.kvMu.Unlock()
+			return nil, kb.broken
+		}
+	}
+	e.kvMu.Unlock()
+	return b.read(ctx, e.kv, entry, l, e.opts.Allocator)
+}
+
+// LookupKeys is Engine.LookupKeys in the view: the rows as they were when
+// the view was taken.
+func (v *ReadView) LookupKeys(ctx context.Context, l *KeyLookup, keyRows [][]any) ([]arrow.RecordBatch, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cat, err := v.e.readLock()
+	if err != nil {
+		return nil, err
+	}
+	defer v.e.mu.RUnlock()
+	entry, err := l.entry(cat)
+	if err != nil {
+		return nil, err
+	}
+	b, err := l.batch(entry, keyRows)
+	if err != nil || len(b.keys) == 0 {
+		return nil, err
+	}
+	for _, tb := range b.buckets {
+		if err := v.broken[tb]; err != nil {
+			return nil, err
+		}
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.mu.closed || v.mu.ps == nil {
+		return nil, fmt.Errorf("read view of %s: %w", entry.Info.Path, metadata.ErrClosed)
+	}
+	return b.read(ctx, v.mu.ps, entry, l, v.e.opts.Allocator)
+}
+
+// keyBatch is the distinct keys of one LookupKeys call that can exist,
+// sorted by their Pebble keys (and so grouped by bucket).
+type keyBatch struct {
+	keys    []batchKey
+	buckets []metadata.TableBucket // the distinct buckets of keys, in order
+}
+
+// batchKey is one key of a keyBatch: its Pebble key and its bucket, and
+// for sorting, the key's bytes after the table id as three big-endian
+// words (zero-padded), which order most keys without comparing bytes.
+type batchKey struct {
+	key        []byte
+	tb         metadata.TableBucket
+	w0, w1, w2 uint64
+}
+
+func compareBatchKeys(x, y batchKey) int {
+	if c := cmp.Compare(x.w0, y.w0); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.w1, y.w1); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.w2, y.w2); c != 0 {
+		return c
+	}
+	return bytes.Compare(x.key, y.key)
+}
+
+// word is the big-endian word of b at off, zero-padded past its end.
+func word(b []byte, off int) uint64 {
+	if off+8 <= len(b) {
+		return binary.BigEndian.Uint64(b[off:])
+	}
+	var w [8]byte
+	if off < len(b) {
+		copy(w[:], b[off:])
+	}
+	return binary.BigEndian.Uint64(w[:])
+}
+
+// batch encodes the keys of keyRows that can exist, sorts them and drops
+// the repeated ones.
+func (l *KeyLookup) batch(entry *tableEntry, keyRows [][]any) (keyBatch, error) {
+	var b keyBatch
+	b.keys = make([]batchKey, 0, len(keyRows))
+	const off = 1 + 8 // the tag and the table id, the same in every key
+	for _, kr := range keyRows {
+		tb, key, ok, err := l.key(entry, kr)
+		if err != nil {
+			return keyBatch{}, err
+		}
+		if ok {
+			b.keys = append(b.keys, batchKey{key: key, tb: tb, w0: word(key, off), w1: word(key, off+8), w2: word(key, off+16)})
+		}
+	}
+	slices.SortFunc(b.keys, compareBatchKeys)
+	b.keys = slices.CompactFunc(b.keys, func(x, y batchKey) bool { return bytes.Equal(x.key, y.key) })
+	for i, k := range b.keys {
+		if i == 0 || k.tb != b.keys[i-1].tb {
+			b.buckets = append(b.buckets, k.tb)
+		}
+	}
+	return b, nil
+}
+
+// lookupKeysPerWorker is the fewest keys LookupKeys gives a goroutine of
+// its own: below it, starting one costs more than its share of the seeks.
+const lookupKeysPerWorker = 1024
+
+// read looks the keys of b up in src and builds a record batch of the
+// rows found per share of the keys. The shares of the goroutines are
+// contiguous runs of the sorted keys, each read by a clone of one
+// iterator, so that all of them see the same state of src.
+func (b keyBatch) read(ctx context.Context, src pebble.Reader, entry *tableEntry, l *KeyLookup, mem memory.Allocator) ([]arrow.RecordBatch, error) {
+	it, err := src.NewIter(&pebble.IterOptions{LowerBound: b.keys[0].key, UpperBound: keyAfter(b.keys[len(b.keys)-1].key)})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: KV store: %w", entry.Info.Path, err)
+	}
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(b.keys)/lookupKeysPerWorker))
+	iters := []*pebble.Iterator{it}
+	shares := make([][]batchKey, workers)
+	for w := range workers {
+		shares[w] = b.keys[w*len(b.keys)/workers : (w+1)*len(b.keys)/workers]
+		if w == 0 {
+			continue
+		}
+		share := shares[w]
+		c, err := it.Clone(pebble.CloneOptions{IterOptions: &pebble.IterOptions{
+			LowerBound: share[0].key, UpperBound: keyAfter(share[len(share)-1].key)}})
+		if err != nil {
+			for _, it := range iters {
+				it.Close()
+			}
+			return nil, fmt.Errorf("read %s: KV store: %w", entry.Info.Path, err)
+		}
+		iters = append(iters, c)
+	}
+	recs := make([]arrow.RecordBatch, workers)
+	missing := make([][]metadata.TableBucket, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { recs[w], missing[w], errs[w] = seekKeys(ctx, iters[w], shares[w], entry, l.need, mem) })
+	}
+	recs[0], missing[0], errs[0] = seekKeys(ctx, iters[0], shares[0], entry, l.need, mem)
+	wg.Wait()
+	err = errors.Join(errs...)
+	if err == nil {
+		for _, m := range missing {
+			for _, tb := range m {
+				if lakeShadows(entry, tb) {
+					err = fmt.Errorf("lookup in %s: %w", l.path, ErrLookupInLake)
+				}
+			}
+		}
+	}
+	if err != nil {
+		for _, r := range recs {
+			if r != nil {
+				r.Release()
+			}
+		}
+		return nil, err
+	}
+	return recs, nil
+}
+
+// seekKeys reads the rows of keys, in ascending order, through it, which
+// it closes, into a record batch; it returns the buckets of the keys it
+// found no row of too (each once). A prefix seek skips the files whose
+// bloom filters rule the key out, and each seek starts from where the
+// last one ended.
+func seekKeys(ctx context.Context, it *pebble.Iterator, keys []batchKey, entry *tableEntry, need []bool, mem memory.Allocator) (
+	rec arrow.RecordBatch, missing []metadata.TableBucket, err error) {
+	rb := array.NewRecordBuilder(mem, entry.arrow)
+	defer rb.Release()
+	defer func() {
+		if cerr := it.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("read %s: KV store: %w", entry.Info.Path, cerr)
+		}
+		if err != nil && rec != nil {
+			rec.Release()
+			rec = nil
+		}
+	}()
+	for i, k := range keys {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+		}
+		if !it.SeekPrefixGE(k.key) || !bytes.Equal(it.Key(), k.key) {
+			if len(missing) == 0 || missing[len(missing)-1] != k.tb {
+				missing = append(missing, k.tb)
+			}
+			continue
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, nil, fmt.Errorf("read %s: KV store: %w", entry.Info.Path, err)
+		}
+		if err := appendRowColumns(rb, v, entry.Info.SchemaID, entry.types, need); err != nil {
+			return nil, nil, fmt.Errorf("read %s: %w", entry.Info.Path, err)
+		}
+	}
+	if err := it.Error(); err != nil {
+		return nil, nil, fmt.Errorf("read %s: KV store: %w", entry.Info.Path, err)
+	}
+	return rb.NewRecordBatch(), missing, nil
+}
+
+// keyAfter is the smallest key greater than k: an upper bound that takes
+// k in.
+func keyAfter(k []byte) []byte { return append(slices.Clip(k), 0) }

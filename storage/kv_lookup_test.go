@@ -2,8 +2,13 @@ package storage
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/stretchr/testify/require"
 
@@ -97,6 +102,238 @@ func TestKeyLookup(t *testing.T) {
 	log := createTable(t, e, "log", []metadata.Column{col("id", metadata.IntType())}, nil, nil)
 	_, err = NewKeyLookup(&log, nil)
 	require.ErrorIs(t, err, metadata.ErrUnsupported)
+}
+
+// lookedUp reads the record batches of a LookupKeys call, which it
+// releases: their rows as canonical values, keyed by column key.
+func lookedUp(t *testing.T, info metadata.TableInfo, key int) func([]arrow.RecordBatch, error) map[any][]any {
+	return func(recs []arrow.RecordBatch, err error) map[any][]any {
+		t.Helper()
+		require.NoError(t, err)
+		return recordRows(t, info, key, recs)
+	}
+}
+
+func recordRows(t *testing.T, info metadata.TableInfo, key int, recs []arrow.RecordBatch) map[any][]any {
+	t.Helper()
+	defer func() {
+		for _, rec := range recs {
+			rec.Release()
+		}
+	}()
+	out := map[any][]any{}
+	for _, rec := range recs {
+		require.True(t, rec.Schema().Equal(metadata.ArrowSchema(info.Schema.Columns)), "%s", rec.Schema())
+		for i := range int(rec.NumRows()) {
+			row := make([]any, rec.NumCols())
+			for c := range row {
+				row[c] = metadata.ValueAt(rec.Column(c), info.Schema.Columns[c].Type, i)
+			}
+			if row[key] == nil {
+				continue // not told apart from the other rows without a key
+			}
+			_, dup := out[row[key]]
+			require.False(t, dup, "row %v twice", row)
+			out[row[key]] = row
+		}
+	}
+	return out
+}
+
+// LookupKeys finds what LookupKey finds of every key row, each row once:
+// over four buckets and enough keys for several goroutines, with rows
+// written before and after a KV snapshot, deleted and overwritten rows,
+// missing keys, NULL keys and keys given twice; in a view it reads the
+// view's state.
+func TestLookupKeys(t *testing.T) {
+	e, _ := testEngine(t, "", nil)
+	info, err := e.CreateTable(ctx, metadata.TableDescriptor{
+		Path: path("pk"),
+		Schema: metadata.Schema{Columns: []metadata.Column{
+			{Name: "id", Type: metadata.BigIntType(), NotNull: true},
+			col("v", metadata.StringType()),
+			col("n", metadata.IntType()),
+			col("d", metadata.DoubleType()),
+			col("ts", metadata.TimestampType(3)),
+		}, PrimaryKey: []string{"id"}},
+		Options: map[string]string{metadata.OptBucketNum: "4"},
+	}, false)
+	require.NoError(t, err)
+	const n = 6000 // keys 0..n-1 written; the lookups ask for 0..n+n/2
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	row := func(i int, v string) []any {
+		if i%11 == 0 {
+			return []any{int64(i), nil, nil, nil, nil}
+		}
+		return []any{int64(i), fmt.Sprint(v, i), int64(i), float64(i) / 4, base.Add(time.Duration(i) * time.Millisecond)}
+	}
+	var rows [][]any
+	for i := range n {
+		rows = append(rows, row(i, "v"))
+	}
+	_, err = e.Upsert(ctx, path("pk"), rows, UpsertOptions{})
+	require.NoError(t, err)
+	_, err = e.TakeKvSnapshots(ctx, path("pk"))
+	require.NoError(t, err)
+	// In the log tail, past the snapshot: every third key overwritten,
+	// every seventh deleted.
+	rows = rows[:0]
+	var dels [][]any
+	for i := 0; i < n; i++ {
+		switch {
+		case i%7 == 0:
+			dels = append(dels, []any{int64(i), nil, nil, nil, nil})
+		case i%3 == 0:
+			rows = append(rows, row(i, "w"))
+		}
+	}
+	_, err = e.Upsert(ctx, path("pk"), rows, UpsertOptions{})
+	require.NoError(t, err)
+	_, err = e.Delete(ctx, path("pk"), dels)
+	require.NoError(t, err)
+
+	var keyRows [][]any
+	for i := n + n/2 - 1; i >= 0; i-- { // descending: LookupKeys sorts them
+		keyRows = append(keyRows, []any{int64(i), nil, nil, nil, nil})
+		if i%5 == 0 {
+			keyRows = append(keyRows, []any{int64(i), nil, nil, nil, nil}) // twice
+		}
+	}
+	keyRows = append(keyRows, []any{nil, nil, nil, nil, nil})
+	live := func(i int64) []any {
+		switch {
+		case i >= n || i%7 == 0:
+			return nil
+		case i%3 == 0:
+			return row(int(i), "w")
+		}
+		return row(int(i), "v")
+	}
+	for _, cols := range [][]int{nil, {0, 1, 4}, {3}} { // all columns, some, not the key
+		l, err := NewKeyLookup(&info, cols)
+		require.NoError(t, err)
+		check := func(lookupKeys func([][]any) ([]arrow.RecordBatch, error), lookupKey func([]any) ([]any, bool, error), want func(i int64) []any) {
+			t.Helper()
+			// Batches of several sizes, so that the goroutines' shares
+			// start and end at different keys.
+			for _, size := range []int{1, 2, 100, 2047, 2048, 4099, 7001, len(keyRows)} {
+				krs := keyRows[len(keyRows)-size:]
+				by := 0
+				if cols != nil && !slices.Contains(cols, 0) {
+					// Without the key column the rows are told apart
+					// by d, which is id/4 or NULL.
+					by = 3
+				}
+				got := lookedUp(t, info, by)(lookupKeys(krs))
+				seen := map[any]bool{}
+				for _, kr := range krs {
+					row, found, err := lookupKey(kr)
+					require.NoError(t, err)
+					if kr[0] != nil {
+						w := want(kr[0].(int64))
+						if w != nil {
+							for c := range w {
+								if cols != nil && !slices.Contains(cols, c) {
+									w[c] = nil
+								}
+							}
+						}
+						require.Equal(t, w, row, "LookupKey %v", kr)
+					}
+					if !found {
+						continue
+					}
+					k := row[0]
+					if cols != nil && !slices.Contains(cols, 0) {
+						k = row[3]
+						if k == nil {
+							continue // several rows with d NULL
+						}
+					}
+					require.Equal(t, row, got[k], "%v of %d", kr, size)
+					seen[k] = true
+				}
+				for k := range got {
+					require.True(t, seen[k], "%v of %d: not asked for", k, size)
+				}
+			}
+		}
+		lookupKeys := func(krs [][]any) ([]arrow.RecordBatch, error) { return e.LookupKeys(ctx, l, krs) }
+		lookupKey := func(kr []any) ([]any, bool, error) { return e.LookupKey(ctx, l, kr) }
+		check(lookupKeys, lookupKey, live)
+
+		// A view keeps its state while the table changes.
+		v, err := e.ReadView(ctx)
+		require.NoError(t, err)
+		_, err = e.Delete(ctx, path("pk"), [][]any{{int64(1), nil, nil, nil, nil}, {int64(2), nil, nil, nil, nil}})
+		require.NoError(t, err)
+		_, err = e.Upsert(ctx, path("pk"), [][]any{{int64(n + 1), "new", nil, nil, nil}}, UpsertOptions{})
+		require.NoError(t, err)
+		check(func(krs [][]any) ([]arrow.RecordBatch, error) { return v.LookupKeys(ctx, l, krs) },
+			func(kr []any) ([]any, bool, error) { return v.LookupKey(ctx, l, kr) }, live)
+		check(lookupKeys, lookupKey, func(i int64) []any {
+			switch i {
+			case 1, 2:
+				return nil
+			case n + 1:
+				return []any{i, "new", nil, nil, nil}
+			}
+			return live(i)
+		})
+		require.NoError(t, v.Close())
+		// Back to the state live describes.
+		_, err = e.Upsert(ctx, path("pk"), [][]any{row(1, "v"), row(2, "v")}, UpsertOptions{})
+		require.NoError(t, err)
+		_, err = e.Delete(ctx, path("pk"), [][]any{{int64(n + 1), nil, nil, nil, nil}})
+		require.NoError(t, err)
+	}
+
+	// No keys, only NULL keys: no rows. A key row of the wrong width, a
+	// cancelled context and a table changed since: errors.
+	l, err := NewKeyLookup(&info, nil)
+	require.NoError(t, err)
+	v, err := e.ReadView(ctx)
+	require.NoError(t, err)
+	defer v.Close()
+	require.Empty(t, lookedUp(t, info, 0)(e.LookupKeys(ctx, l, nil)))
+	require.Empty(t, lookedUp(t, info, 0)(e.LookupKeys(ctx, l, [][]any{{nil, nil, nil, nil, nil}})))
+	_, err = e.LookupKeys(ctx, l, [][]any{{int64(1)}})
+	require.ErrorIs(t, err, metadata.ErrInvalidValue)
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = e.LookupKeys(cancelled, l, keyRows)
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = v.LookupKeys(cancelled, l, keyRows)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, e.DropTable(ctx, path("pk"), false))
+	_, err = e.LookupKeys(ctx, l, keyRows)
+	require.ErrorIs(t, err, ErrTableChanged)
+	_, err = v.LookupKeys(ctx, l, keyRows)
+	require.ErrorIs(t, err, ErrTableChanged)
+}
+
+// LookupKeys in a partitioned table routes each key to its partition: a
+// missing partition finds nothing.
+func TestLookupKeysPartitioned(t *testing.T) {
+	e, _ := testEngine(t, "", nil)
+	info, err := e.CreateTable(ctx, metadata.TableDescriptor{
+		Path: path("pk"),
+		Schema: metadata.Schema{Columns: []metadata.Column{
+			col("r", metadata.StringType()),
+			col("id", metadata.IntType()),
+			col("v", metadata.StringType()),
+		}, PrimaryKey: []string{"r", "id"}},
+		PartitionKeys: []string{"r"},
+		Options:       map[string]string{metadata.OptBucketNum: "3"},
+	}, false)
+	require.NoError(t, err)
+	_, err = e.Upsert(ctx, path("pk"), [][]any{{"eu", int64(1), "a"}, {"eu", int64(2), "b"}, {"us", int64(1), "c"}}, UpsertOptions{})
+	require.NoError(t, err)
+	l, err := NewKeyLookup(&info, nil)
+	require.NoError(t, err)
+	got := lookedUp(t, info, 2)(e.LookupKeys(ctx, l, [][]any{
+		{"us", int64(1), nil}, {"jp", int64(1), nil}, {"eu", int64(2), nil}, {"eu", int64(3), nil}, {"eu", int64(1), nil}}))
+	require.Equal(t, map[any][]any{"c": {"us", int64(1), "c"}, "b": {"eu", int64(2), "b"}, "a": {"eu", int64(1), "a"}}, got)
 }
 
 // Consecutive appends to one table are buffered as one write, without
