@@ -145,7 +145,14 @@ func writeExpr(b *strings.Builder, e Expr) {
 		b.WriteString(")")
 	case *Neg:
 		b.WriteString("-")
-		writeExpr(b, e.E)
+		if _, ok := e.E.(*Neg); ok {
+			// "--" would start a comment.
+			b.WriteString("(")
+			writeExpr(b, e.E)
+			b.WriteString(")")
+			break
+		}
+		writeOperand(b, e.E)
 	case *Func:
 		b.WriteString(strings.ToUpper(e.Name) + "(")
 		switch {
