@@ -77,6 +77,12 @@ type JoinSpec struct {
 	// is NULL-extended.
 	Residual       []sqlplan.Expr
 	ResidualLayout Layout
+	// ProbeOut and BuildOut, when not nil, are the record columns of each
+	// side an inner or left join yields, in order, so that columns nothing
+	// above reads (often the join's own keys) are not gathered. A join
+	// with a Residual yields every column: the residual reads the joined
+	// row.
+	ProbeOut, BuildOut []int
 }
 
 // HashJoin joins probe with build. The build side is read whole on the
@@ -122,8 +128,11 @@ type hashJoin struct {
 	probeTypes           []metadata.DataType
 	buildTypes           []metadata.DataType
 	schema               *arrow.Schema // of the output
-	joinedSchema         *arrow.Schema // probe then build columns
-	buildSchema          *arrow.Schema
+	joinedSchema         *arrow.Schema // the probeOut then the buildOut columns
+	// probeOut, buildOut are the record columns of each side the joined
+	// rows hold (JoinSpec.ProbeOut, BuildOut; all by default).
+	probeOut, buildOut []int
+	buildSchema        *arrow.Schema
 
 	// The build side: its visible rows in one record, and the hash table
 	// from key to a group of rows. Rows of a group are chained in input
@@ -246,13 +255,48 @@ func (j *hashJoin) compile() error {
 		}
 		j.resid = c
 	}
-	j.joinedSchema = positionalSchema(append(append([]metadata.DataType{}, j.probeTypes...), j.buildTypes...))
+	var err error
+	if j.probeOut, err = joinOutput(s.ProbeOut, len(j.probeTypes), "probe"); err != nil {
+		return err
+	}
+	if j.buildOut, err = joinOutput(s.BuildOut, len(j.buildTypes), "build"); err != nil {
+		return err
+	}
+	if (s.ProbeOut != nil || s.BuildOut != nil) && (len(s.Residual) > 0 || (s.Kind != JoinInner && s.Kind != JoinLeft)) {
+		return fmt.Errorf("only an inner or left join without residual yields a subset of its columns: %w", metadata.ErrInvalidValue)
+	}
+	joined := make([]metadata.DataType, 0, len(j.probeOut)+len(j.buildOut))
+	for _, c := range j.probeOut {
+		joined = append(joined, j.probeTypes[c])
+	}
+	for _, c := range j.buildOut {
+		joined = append(joined, j.buildTypes[c])
+	}
+	j.joinedSchema = positionalSchema(joined)
 	j.buildSchema = positionalSchema(j.buildTypes)
 	j.schema = j.joinedSchema
 	if s.Kind != JoinInner && s.Kind != JoinLeft {
 		j.schema = positionalSchema(j.probeTypes)
 	}
 	return nil
+}
+
+// joinOutput checks the columns a join yields of a side of width n: nil
+// is all of them.
+func joinOutput(out []int, n int, side string) ([]int, error) {
+	if out == nil {
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		return all, nil
+	}
+	for _, c := range out {
+		if c < 0 || c >= n {
+			return nil, fmt.Errorf("join yields %s column %d of %d: %w", side, c, n, metadata.ErrInvalidValue)
+		}
+	}
+	return out, nil
 }
 
 // outputTypes are the types of an operator's columns: an untyped NULL
@@ -865,7 +909,7 @@ func (j *hashJoin) stepAligned() (Batch, bool, error) {
 // column copies fewer values than gathering the build columns for every
 // row of the probe record, which the aligned output does.
 func (j *hashJoin) compactPays(matches int) bool {
-	np, nb := len(j.probeTypes), len(j.buildTypes)
+	np, nb := len(j.probeOut), len(j.buildOut)
 	return matches*(np+nb) < int(j.cur.Rec.NumRows())*nb
 }
 
@@ -901,19 +945,19 @@ func (j *hashJoin) stepCompact() (Batch, bool, error) {
 // alignedRecord is the probe record's columns with the build columns of
 // the rows j.align names.
 func (j *hashJoin) alignedRecord() (arrow.RecordBatch, error) {
-	np := len(j.probeTypes)
-	cols := make([]arrow.Array, np+len(j.buildTypes))
+	np := len(j.probeOut)
+	cols := make([]arrow.Array, np+len(j.buildOut))
 	defer releaseAll(cols)
-	for c := 0; c < np; c++ {
-		cols[c] = j.cur.Rec.Column(c)
-		cols[c].Retain()
+	for i, c := range j.probeOut {
+		cols[i] = j.cur.Rec.Column(c)
+		cols[i].Retain()
 	}
-	for c := range j.buildTypes {
+	for i, c := range j.buildOut {
 		a, err := takeArray(j.mem, j.buildRec.Column(c), j.buildTypes[c], j.align)
 		if err != nil {
 			return nil, err
 		}
-		cols[np+c] = a
+		cols[np+i] = a
 	}
 	return array.NewRecordBatch(j.joinedSchema, cols, j.cur.Rec.NumRows()), nil
 }
@@ -921,22 +965,22 @@ func (j *hashJoin) alignedRecord() (arrow.RecordBatch, error) {
 // pairRecord gathers the candidate pairs j.pRows x j.bRows into a joined
 // record; a build row below zero gives NULL build columns.
 func (j *hashJoin) pairRecord() (arrow.RecordBatch, error) {
-	np := len(j.probeTypes)
-	cols := make([]arrow.Array, np+len(j.buildTypes))
+	np := len(j.probeOut)
+	cols := make([]arrow.Array, np+len(j.buildOut))
 	defer releaseAll(cols)
-	for c := 0; c < np; c++ {
+	for i, c := range j.probeOut {
 		a, err := takeArray(j.mem, j.cur.Rec.Column(c), j.probeTypes[c], j.pRows)
 		if err != nil {
 			return nil, err
 		}
-		cols[c] = a
+		cols[i] = a
 	}
-	for c := range j.buildTypes {
+	for i, c := range j.buildOut {
 		a, err := takeArray(j.mem, j.buildRec.Column(c), j.buildTypes[c], j.bRows)
 		if err != nil {
 			return nil, err
 		}
-		cols[np+c] = a
+		cols[np+i] = a
 	}
 	return array.NewRecordBatch(j.joinedSchema, cols, int64(len(j.pRows))), nil
 }

@@ -134,13 +134,15 @@ type joinCase struct {
 	per                    int
 	hide                   bool // feed both sides through a selection vector
 	opts                   Options
+	probeOut, buildOut     []int // the columns yielded (JoinSpec.ProbeOut, BuildOut)
 }
 
 func (c joinCase) spec() JoinSpec {
 	s := JoinSpec{Kind: c.kind, NullSafe: c.nullSafe,
 		ProbeLayout: identity(len(c.probeTypes)), BuildLayout: identity(len(c.buildTypes)),
 		ProbeTypes: c.probeTypes, BuildTypes: c.buildTypes, Residual: c.residual,
-		ResidualLayout: identity(len(c.probeTypes) + len(c.buildTypes))}
+		ResidualLayout: identity(len(c.probeTypes) + len(c.buildTypes)),
+		ProbeOut:       c.probeOut, BuildOut: c.buildOut}
 	for _, k := range c.probeKeys {
 		s.ProbeKeys = append(s.ProbeKeys, colRef(fmt.Sprintf("p%d", k), k, c.probeTypes[k]))
 	}
@@ -151,6 +153,16 @@ func (c joinCase) spec() JoinSpec {
 }
 
 func (c joinCase) outTypes() []metadata.DataType {
+	if c.probeOut != nil || c.buildOut != nil {
+		var out []metadata.DataType
+		for _, i := range c.probeOut {
+			out = append(out, c.probeTypes[i])
+		}
+		for _, i := range c.buildOut {
+			out = append(out, c.buildTypes[i])
+		}
+		return out
+	}
 	if c.kind == JoinInner || c.kind == JoinLeft {
 		return append(slices.Clone(c.probeTypes), c.buildTypes...)
 	}
@@ -568,6 +580,77 @@ func TestHashJoinMatchesNaive(t *testing.T) {
 		name := fmt.Sprintf("iter %d: %s keys=%v nullsafe=%v resid=%d per=%d hide=%v", iter, kind, c.probeKeys, c.nullSafe, len(c.residual), c.per, c.hide)
 		require.Equal(t, multiset(c.naive()), multiset(c.run(t)), name)
 	}
+}
+
+// A join told to yield some columns of each side (ProbeOut, BuildOut)
+// yields the rows of the whole join with just those columns, through the
+// aligned, the compact and the pair-by-pair outputs alike; a subset with
+// a residual or of a semi-join is refused.
+func TestHashJoinYieldsChosenColumns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 3))
+	types := []metadata.DataType{bigint, bigint, metadata.StringType()}
+	gen := func(n, keys int, unique bool) [][]any {
+		rows := make([][]any, n)
+		for i := range rows {
+			var k any = int64(rng.IntN(keys))
+			if unique {
+				k = int64(i)
+			} else if rng.IntN(6) == 0 {
+				k = nil
+			}
+			rows[i] = []any{k, int64(rng.IntN(10)), fmt.Sprintf("s%d", rng.IntN(5))}
+		}
+		return rows
+	}
+	subset := func() []int {
+		var out []int
+		for c := range types {
+			if rng.IntN(2) == 0 {
+				out = append(out, c)
+			}
+		}
+		if out == nil {
+			out = []int{}
+		}
+		return out
+	}
+	for iter := 0; iter < 150; iter++ {
+		kind := []JoinKind{JoinInner, JoinLeft}[iter%2]
+		c := joinCase{kind: kind, probeTypes: types, buildTypes: types,
+			probe: gen(rng.IntN(60), 1+rng.IntN(20), false), build: gen(rng.IntN(30), 1+rng.IntN(20), iter%3 == 0),
+			probeKeys: []int{0}, buildKeys: []int{0}, per: 1 + rng.IntN(9), hide: rng.IntN(3) == 0,
+			probeOut: subset(), buildOut: subset()}
+		if rng.IntN(5) == 0 {
+			c.probeKeys, c.buildKeys = nil, nil
+		}
+		if len(c.probeOut)+len(c.buildOut) == 0 {
+			c.buildOut = []int{2}
+		}
+		whole := c
+		whole.probeOut, whole.buildOut = nil, nil
+		var want [][]any
+		for _, r := range whole.naive() {
+			var row []any
+			for _, i := range c.probeOut {
+				row = append(row, r[i])
+			}
+			for _, i := range c.buildOut {
+				row = append(row, r[len(types)+i])
+			}
+			want = append(want, row)
+		}
+		name := fmt.Sprintf("iter %d: %s probeOut=%v buildOut=%v per=%d hide=%v", iter, kind, c.probeOut, c.buildOut, c.per, c.hide)
+		require.Equal(t, multiset(want), multiset(c.run(t)), name)
+	}
+	refused := func(c joinCase) {
+		_, err := HashJoin(Scan(typedSource(t, memory.NewGoAllocator(), types, nil, 1)),
+			Scan(typedSource(t, memory.NewGoAllocator(), types, nil, 1)), c.spec(), Options{})
+		require.ErrorIs(t, err, metadata.ErrInvalidValue)
+	}
+	refused(joinCase{kind: JoinSemi, probeTypes: types, buildTypes: types, probeKeys: []int{0}, buildKeys: []int{0}, probeOut: []int{1}})
+	refused(joinCase{kind: JoinInner, probeTypes: types, buildTypes: types, probeKeys: []int{0}, buildKeys: []int{0}, probeOut: []int{1},
+		residual: []sqlplan.Expr{&sqlplan.Compare{Op: sqlplan.OpLt, L: colRef("p.v", 1, bigint), R: colRef("b.v", 4, bigint)}}})
+	refused(joinCase{kind: JoinInner, probeTypes: types, buildTypes: types, probeKeys: []int{0}, buildKeys: []int{0}, buildOut: []int{3}})
 }
 
 // Integer keys above the range a group table holds flat (and negative

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/flusslite/fluss/exec"
 	"github.com/flusslite/fluss/metadata"
@@ -204,6 +205,7 @@ func openJoin(ctx context.Context, r Reader, j *sqlplan.JoinRel, opts exec.Optio
 		Residual:       j.Cond,
 		ResidualLayout: layoutOf(total, cols),
 	}
+	outCols, outTypes := cols, append(append([]metadata.DataType{}, probe.types...), build.types...)
 	var op exec.Operator
 	if st.lookup {
 		// The key table is looked up, not read: its planned scan goes.
@@ -215,6 +217,9 @@ func openJoin(ctx context.Context, r Reader, j *sqlplan.JoinRel, opts exec.Optio
 		}
 		op = exec.LookupJoin(probe.op, fetch, positions, spec, opts)
 	} else {
+		if kept, ok := pruneJoinOutput(j, &spec, probe, build); ok {
+			outCols, outTypes = kept.cols, kept.types
+		}
 		if op, err = exec.HashJoin(probe.op, build.op, spec, opts); err != nil {
 			probe.op.Close()
 			build.op.Close()
@@ -225,8 +230,37 @@ func openJoin(ctx context.Context, r Reader, j *sqlplan.JoinRel, opts exec.Optio
 		// The probe rows that pass, nothing of the inner query's.
 		return stream{op: op, cols: probe.cols, types: probe.types, rows: probe.rows}, nil
 	}
-	return stream{op: op, cols: cols, types: append(append([]metadata.DataType{}, probe.types...), build.types...),
-		rows: joinEstimate(probe.rows, build.rows)}, nil
+	return stream{op: op, cols: outCols, types: outTypes, rows: joinEstimate(probe.rows, build.rows)}, nil
+}
+
+// pruneJoinOutput has an inner or outer hash join without residual yield
+// only the columns something above it reads (j.Keep), when that drops
+// any: the keys of a star join's dimensions are read by the join alone.
+// It returns the columns and types the join then yields.
+func pruneJoinOutput(j *sqlplan.JoinRel, spec *exec.JoinSpec, probe, build stream) (stream, bool) {
+	if j.Keep == nil || len(j.Cond) > 0 || j.Kind.IsSemi() {
+		return stream{}, false
+	}
+	var out stream
+	pick := func(side stream) []int {
+		var idx []int
+		for i, c := range side.cols {
+			if c >= 0 && slices.Contains(j.Keep, c) {
+				idx = append(idx, i)
+				out.cols, out.types = append(out.cols, c), append(out.types, side.types[i])
+			}
+		}
+		if idx == nil {
+			idx = []int{}
+		}
+		return idx
+	}
+	pOut, bOut := pick(probe), pick(build)
+	if len(out.cols) == 0 || len(out.cols) == len(probe.cols)+len(build.cols) {
+		return stream{}, false
+	}
+	spec.ProbeOut, spec.BuildOut = pOut, bOut
+	return out, true
 }
 
 // joinKinds is the operator of each kind of join: a right join is a left

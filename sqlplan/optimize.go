@@ -330,12 +330,39 @@ func pruneColumns(p *SelectPlan) *SelectPlan {
 		}
 	}
 	walk(p.Source)
+	keepAbove(p.Source, columnsRead(p))
 	p.Columns = p.Columns[:0]
 	for c := range need {
 		p.Columns = append(p.Columns, c)
 	}
 	sort.Ints(p.Columns)
 	return p
+}
+
+// keepAbove sets each join's Keep: the columns of its rows read above it,
+// by the query (above) and by the conditions of the joins it is under.
+func keepAbove(rel Relation, above []int) {
+	j, ok := rel.(*JoinRel)
+	if !ok {
+		return
+	}
+	j.Keep = []int{}
+	for _, c := range above {
+		if Covers(j, c) {
+			j.Keep = append(j.Keep, c)
+		}
+	}
+	below := slices.Clone(above)
+	for _, e := range slices.Concat(j.LeftKeys, j.RightKeys, j.Cond) {
+		for _, c := range columnSet(e) {
+			if !slices.Contains(below, c) {
+				below = append(below, c)
+			}
+		}
+	}
+	sort.Ints(below)
+	keepAbove(j.L, below)
+	keepAbove(j.R, below)
 }
 
 // narrowest picks the column of a scan that is cheapest to read: a

@@ -77,6 +77,10 @@ type JoinRel struct {
 	// R. For an outer join they decide which rows match; a row of the
 	// preserved side that matches nothing is kept with NULLs.
 	Cond []Expr
+	// Keep, set by prune-columns, are the combined columns of the join's
+	// rows that something above it reads, ascending; nil: all of them.
+	// The join's own keys are often not among them.
+	Keep []int
 }
 
 func (r *ScanRel) Spans() []Span    { return []Span{{r.Offset, len(r.Plan.Table.Schema.Columns)}} }
