@@ -15,9 +15,11 @@ import (
 	"github.com/flusslite/fluss/metadata"
 )
 
-// A prepared lookup finds what Lookup finds, in a partitioned table too,
-// reads a view's state in the view, and refuses a table that changed.
-func TestKeyLookup(t *testing.T) {
+// partitionedKeyTable is pk (r STRING, id INT, v STRING), keyed by (r, id)
+// and partitioned by r, holding eu/1=a, eu/2=b and us/1=c, with a
+// prepared lookup of all its columns.
+func partitionedKeyTable(t *testing.T) (*Engine, metadata.TableInfo, *KeyLookup) {
+	t.Helper()
 	e, _ := testEngine(t, "", nil)
 	info, err := e.CreateTable(ctx, metadata.TableDescriptor{
 		Path: path("pk"),
@@ -34,6 +36,13 @@ func TestKeyLookup(t *testing.T) {
 	require.NoError(t, err)
 	l, err := NewKeyLookup(&info, nil)
 	require.NoError(t, err)
+	return e, info, l
+}
+
+// A prepared lookup finds what Lookup finds, in a partitioned table too,
+// reads a view's state in the view, and refuses a table that changed.
+func TestKeyLookup(t *testing.T) {
+	e, info, l := partitionedKeyTable(t)
 
 	for _, c := range []struct {
 		key   []any
@@ -58,7 +67,7 @@ func TestKeyLookup(t *testing.T) {
 			require.Equal(t, c.v, row[2])
 		}
 	}
-	_, _, err = e.LookupKey(ctx, l, []any{"eu", int64(1)})
+	_, _, err := e.LookupKey(ctx, l, []any{"eu", int64(1)})
 	require.ErrorIs(t, err, metadata.ErrInvalidValue, "a key row of the wrong width")
 
 	// Reading only v leaves the other columns NULL.
@@ -315,22 +324,7 @@ func TestLookupKeys(t *testing.T) {
 // LookupKeys in a partitioned table routes each key to its partition: a
 // missing partition finds nothing.
 func TestLookupKeysPartitioned(t *testing.T) {
-	e, _ := testEngine(t, "", nil)
-	info, err := e.CreateTable(ctx, metadata.TableDescriptor{
-		Path: path("pk"),
-		Schema: metadata.Schema{Columns: []metadata.Column{
-			col("r", metadata.StringType()),
-			col("id", metadata.IntType()),
-			col("v", metadata.StringType()),
-		}, PrimaryKey: []string{"r", "id"}},
-		PartitionKeys: []string{"r"},
-		Options:       map[string]string{metadata.OptBucketNum: "3"},
-	}, false)
-	require.NoError(t, err)
-	_, err = e.Upsert(ctx, path("pk"), [][]any{{"eu", int64(1), "a"}, {"eu", int64(2), "b"}, {"us", int64(1), "c"}}, UpsertOptions{})
-	require.NoError(t, err)
-	l, err := NewKeyLookup(&info, nil)
-	require.NoError(t, err)
+	e, info, l := partitionedKeyTable(t)
 	got := lookedUp(t, info, 2)(e.LookupKeys(ctx, l, [][]any{
 		{"us", int64(1), nil}, {"jp", int64(1), nil}, {"eu", int64(2), nil}, {"eu", int64(3), nil}, {"eu", int64(1), nil}}))
 	require.Equal(t, map[any][]any{"c": {"us", int64(1), "c"}, "b": {"eu", int64(2), "b"}, "a": {"eu", int64(1), "a"}}, got)
