@@ -166,15 +166,29 @@ func (c *Conn) check() error {
 	return nil
 }
 
+// location is the DSN's loc (UTC for a connection without a connector).
+func (c *Conn) location() *time.Location {
+	if c == nil || c.connector == nil || c.connector.cfg.Location == nil {
+		return time.UTC
+	}
+	return c.connector.cfg.Location
+}
+
 // CheckNamedValue accepts what database/sql's default converter accepts,
 // plus the values fluss binds natively: uint64 over MaxInt64, *big.Int,
 // slices and maps for ARRAY and MAP (and []any for ROW), and metadata's
-// canonical values.
+// canonical values. A time.Time, also one a driver.Valuer returns, is
+// moved into the DSN's loc, as go-sql-driver/mysql converts it: a
+// TIMESTAMP, DATE or TIME takes its wall clock there, and a
+// TIMESTAMP_LTZ keeps its instant either way.
 func (c *Conn) CheckNamedValue(nv *driver.NamedValue) error {
 	switch v := nv.Value.(type) {
 	case uint64, *big.Int, metadata.DecimalValue, metadata.DateValue, metadata.TimeValue, metadata.MapValue:
 		return nil
-	case time.Time, []byte, string, nil:
+	case time.Time:
+		nv.Value = v.In(c.location())
+		return nil
+	case []byte, string, nil:
 		return nil
 	case driver.Valuer:
 		_ = v
@@ -188,6 +202,9 @@ func (c *Conn) CheckNamedValue(nv *driver.NamedValue) error {
 	conv, err := driver.DefaultParameterConverter.ConvertValue(nv.Value)
 	if err != nil {
 		return err
+	}
+	if t, ok := conv.(time.Time); ok {
+		conv = t.In(c.location())
 	}
 	nv.Value = conv
 	return nil

@@ -32,7 +32,9 @@ type Config struct {
 	KvSnapshotInterval time.Duration
 	// MaxRecordsPerSplit cuts log-only ranges longer than this; 0: never.
 	MaxRecordsPerSplit int64
-	// Location is the time zone TIMESTAMP_LTZ values are returned in.
+	// Location is the time zone TIMESTAMP_LTZ values are returned in, and
+	// the one a time.Time argument is moved into before a TIMESTAMP, DATE or
+	// TIME takes its wall clock.
 	Location *time.Location
 	// SegmentBytes is the size at which a log segment rolls.
 	SegmentBytes int64

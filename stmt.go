@@ -55,7 +55,7 @@ func (s *Stmt) NumInput() int {
 // reflection for the argument types most statements are given.
 func (s *Stmt) CheckNamedValue(nv *driver.NamedValue) error {
 	switch v := nv.Value.(type) {
-	case int64, float64, bool, string, []byte, time.Time, nil:
+	case int64, float64, bool, string, []byte, nil:
 		return nil
 	case int:
 		nv.Value = int64(v)
