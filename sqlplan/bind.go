@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -525,8 +526,12 @@ func (b *binder) bind(e Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		out := &In{E: in, Not: x.Not, List: make([]Expr, len(x.List))}
-		for i, item := range x.List {
+		items, err := b.expandListArgs(x.List)
+		if err != nil {
+			return nil, err
+		}
+		out := &In{E: in, Not: x.Not, List: make([]Expr, len(items))}
+		for i, item := range items {
 			v, err := b.bind(item)
 			if err != nil {
 				return nil, err
@@ -859,6 +864,51 @@ func containsFold(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// expandListArgs expands each placeholder of an IN list whose argument is
+// a slice (other than []byte) into one literal per element, as sqlx.In
+// and GORM expand `IN (?)`: a list is no value an IN compares with. An
+// empty slice is an error, as MySQL's IN () is.
+func (b *binder) expandListArgs(list []Expr) ([]Expr, error) {
+	var out []Expr
+	for i, item := range list {
+		p, ok := item.(*Param)
+		if !ok {
+			if out != nil {
+				out = append(out, item)
+			}
+			continue
+		}
+		v, err := lookupArg(p, b.args)
+		if err != nil {
+			return nil, err
+		}
+		rv := reflect.ValueOf(v)
+		if _, isBytes := v.([]byte); isBytes || v == nil || (rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array) {
+			if out != nil {
+				out = append(out, item)
+			}
+			continue
+		}
+		if rv.Len() == 0 {
+			return nil, errorf(metadata.ErrInvalidValue, "placeholder %s of IN (...) is bound to an empty list", p)
+		}
+		if out == nil {
+			out = append(make([]Expr, 0, len(list)+rv.Len()), list[:i]...)
+		}
+		for k := range rv.Len() {
+			l, err := argLiteral(rv.Index(k).Interface())
+			if err != nil {
+				return nil, fmt.Errorf("element %d of the list bound to %s: %w", k, p, err)
+			}
+			out = append(out, l)
+		}
+	}
+	if out == nil {
+		return list, nil
+	}
+	return out, nil
 }
 
 // constant evaluates a VALUES expression to a Go value for
