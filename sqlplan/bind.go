@@ -867,8 +867,8 @@ func containsFold(list []string, s string) bool {
 }
 
 // expandListArgs expands each placeholder of an IN list whose argument is
-// a slice (other than []byte) into one literal per element, as sqlx.In
-// and GORM expand `IN (?)`: a list is no value an IN compares with. An
+// a slice (other than []byte) into one literal per element, the
+// expansion sqlx.In does on the client: a list is no value an IN compares with. An
 // empty slice is an error, as MySQL's IN () is.
 func (b *binder) expandListArgs(list []Expr) ([]Expr, error) {
 	var out []Expr
