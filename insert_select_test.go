@@ -223,7 +223,7 @@ func TestInsertSelectPlaceholders(t *testing.T) {
 	require.EqualValues(t, 1, affected(t)(stmt.Exec("c", "c")))
 	require.Equal(t, []string{"1|a", "2|a", "3|big", "5|big", "5|c"}, txRows(t, db, "SELECT * FROM dst"))
 	_, err = db.Exec("INSERT INTO dst SELECT id, ? FROM src WHERE v > ?", "x")
-	require.ErrorContains(t, err, "no argument for placeholder")
+	require.ErrorContains(t, err, "statement has 2 placeholders but is given 1 argument")
 }
 
 func TestInsertSelectFromVirtualTables(t *testing.T) {

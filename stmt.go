@@ -212,16 +212,18 @@ func (s *Stmt) check(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// checkArgs refuses arguments that no placeholder takes. database/sql
-// checks a count only for statements it prepared, not for Query and Exec
-// on the connection, which the driver parses itself; an ignored argument
-// would run a different statement from the one the caller meant.
+// checkArgs refuses more or fewer arguments than the statement has
+// placeholders. database/sql checks the count only for statements it
+// prepared, not for Query and Exec on the connection, which the driver
+// parses itself; an ignored argument would run a different statement
+// from the one the caller meant, and a missing one fails only where its
+// placeholder is bound.
 func (s *Stmt) checkArgs(args []driver.NamedValue) error {
 	n := s.NumInput()
-	if n < 0 || len(args) <= n {
+	if n < 0 || len(args) == n {
 		return nil
 	}
-	return s.wrapErr(fmt.Errorf("statement has %s but %s were given: %w",
+	return s.wrapErr(fmt.Errorf("statement has %s but is given %s: %w",
 		plural(n, "placeholder"), plural(len(args), "argument"), metadata.ErrInvalidValue))
 }
 

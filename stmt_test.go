@@ -13,13 +13,14 @@ import (
 	"github.com/flusslite/fluss/metadata"
 )
 
-// An argument no placeholder takes is a mistake in the caller's code (a
-// stale argument list, a placeholder lost in an edit); ignoring it would
-// run a different query from the one meant. Every path refuses it, naming
+// An argument no placeholder takes, or a placeholder no argument fills, is
+// a mistake in the caller's code (a stale argument list, a placeholder
+// lost in an edit); ignoring it would run a different query from the one
+// meant. Every path refuses it, naming
 // both counts: the connection's direct Query and Exec (which database/sql
 // does not check, as the driver parses the text itself), a driver Stmt,
 // named arguments and QueryArrow.
-func TestMoreArgumentsThanPlaceholders(t *testing.T) {
+func TestArgumentCountMatchesPlaceholders(t *testing.T) {
 	db, _ := openDB(t)
 	mustExec(t, db, "CREATE TABLE t (id INT, v STRING)")
 	mustExec(t, db, "CREATE TABLE k (id INT PRIMARY KEY, v STRING)")
@@ -55,6 +56,12 @@ func TestMoreArgumentsThanPlaceholders(t *testing.T) {
 	refused(t, exec("UPDATE k SET v = ? WHERE id = ?", "c", 1, 9), "2 placeholders", "3 arguments")
 	refused(t, exec("DELETE FROM k WHERE id = ?", 1, 2), "1 placeholder", "2 arguments")
 	refused(t, exec("CREATE TABLE u (id INT)", 1), "0 placeholders", "1 argument")
+	// Fewer arguments than placeholders name both counts too.
+	refused(t, query("SELECT * FROM t WHERE id = ? AND v = ?", 1), "2 placeholders", "1 argument")
+	refused(t, query("SELECT * FROM t WHERE id = :a AND v = :b", sql.Named("a", 1)), "2 placeholders", "1 argument")
+	refused(t, exec("INSERT INTO k VALUES (?, ?)", 2), "2 placeholders", "1 argument")
+	refused(t, exec("UPDATE k SET v = ? WHERE id = ?", "c"), "2 placeholders", "1 argument")
+	refused(t, exec("DELETE FROM k WHERE id = ?"), "1 placeholder", "0 arguments")
 
 	// The exact count keeps working, and nothing above was written.
 	require.Equal(t, [][]any{{int64(1), "a"}}, queryAll(t, db, "SELECT * FROM t WHERE id = ?", 1))
