@@ -72,7 +72,7 @@ func castValue(from, to metadata.DataType, v any) (any, error) {
 		switch x := v.(type) {
 		case string:
 			s := strings.TrimLeft(x, " \t\n\r")
-			src = s[:numericPrefix(s)]
+			src = s[:metadata.NumericPrefix(s)]
 			if src == "" {
 				src = "0"
 			}
@@ -139,7 +139,7 @@ func castInteger(from metadata.DataType, v any) (any, error) {
 		return n.Int64(), nil
 	case string:
 		s := strings.TrimLeft(x, " \t\n\r")
-		p := s[:numericPrefix(s)]
+		p := s[:metadata.NumericPrefix(s)]
 		if p == "" {
 			return int64(0), nil
 		}

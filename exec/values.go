@@ -37,7 +37,7 @@ func isNumber(v any) bool {
 // none ('12abc' is 12, 'abc' is 0, ' 1e2x' is 100).
 func mysqlNumber(s string) float64 {
 	s = strings.TrimLeft(s, " \t\n\r")
-	end := numericPrefix(s)
+	end := metadata.NumericPrefix(s)
 	if end == 0 {
 		return 0
 	}
@@ -47,48 +47,6 @@ func mysqlNumber(s string) float64 {
 		return f
 	}
 	return f
-}
-
-// numericPrefix returns the length of the longest prefix of s that reads
-// as a decimal number with an optional exponent.
-func numericPrefix(s string) int {
-	i := 0
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		i++
-	}
-	digits := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-		digits++
-	}
-	if i < len(s) && s[i] == '.' {
-		j := i + 1
-		frac := 0
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			j++
-			frac++
-		}
-		if digits+frac > 0 {
-			i, digits = j, digits+frac
-		}
-	}
-	if digits == 0 {
-		return 0
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		j := i + 1
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
-		}
-		k := j
-		for k < len(s) && s[k] >= '0' && s[k] <= '9' {
-			k++
-		}
-		if k > j {
-			i = k
-		}
-	}
-	return i
 }
 
 // conform converts a canonical value to the canonical form of t where the

@@ -583,6 +583,9 @@ func (b *binder) bind(e Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if l, r, err = numericStrings(l, r); err != nil {
+			return nil, err
+		}
 		t, err := arithType(x.Op, l.Type(), r.Type())
 		if err != nil {
 			e := &Arith{Op: x.Op, L: l, R: r}
@@ -864,6 +867,51 @@ func containsFold(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// numericStrings converts a string constant (a literal or a bound
+// argument) that meets a number, or another string constant, in
+// arithmetic into the number it spells, as MySQL converts a string in
+// arithmetic: its longest numeric prefix after leading spaces, 0 when it
+// has none ('12abc' + 1 is 13), as a comparison reads it. So balance -
+// '10.00', the way a DECIMAL comes back to a Go caller, is balance -
+// 10.00. The number is typed as its text written as a literal would be
+// (exact: DECIMAL for a decimal point, where MySQL computes in DOUBLE). A
+// STRING column is not converted: arithmetic on it stays refused.
+func numericStrings(l, r Expr) (Expr, Expr, error) {
+	str := func(e Expr) (string, bool) {
+		lit, ok := e.(*Literal)
+		if !ok {
+			return "", false
+		}
+		v, ok := lit.Value.(string)
+		return v, ok
+	}
+	numeric := func(e Expr) bool {
+		_, isStr := str(e)
+		return isStr || e.Type().IsNumeric() || e.Type().Root == 0
+	}
+	conv := func(e, other Expr) (Expr, error) {
+		text, ok := str(e)
+		if !ok || !numeric(other) {
+			return e, nil
+		}
+		t := strings.TrimLeft(text, " \t\n\r")
+		t = strings.TrimPrefix(t[:metadata.NumericPrefix(t)], "+")
+		if t == "" {
+			t = "0"
+		}
+		return numberLiteral(t)
+	}
+	nl, err := conv(l, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	nr, err := conv(r, l)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nl, nr, nil
 }
 
 // expandListArgs expands each placeholder of an IN list whose argument is
