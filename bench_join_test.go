@@ -47,7 +47,7 @@ func BenchmarkLookupJoin(b *testing.B) {
 		loadBenchKV(b, db, "kv", int(n))
 		// Every tenth key updated after the snapshot: its row is in the
 		// log tail, and its value is v + 1.
-		upsertKV(b, db, "kv", n, 10)
+		appendBenchRows(b, db, "kv", n, 10, 1) // every tenth key updated, v one larger
 		_, err = db.Exec(`CREATE TABLE jk (id BIGINT) WITH ('bucket.num' = '4')`)
 		require.NoError(b, err)
 		rng := rand.New(rand.NewPCG(3, 4))
@@ -93,39 +93,6 @@ func BenchmarkLookupJoin(b *testing.B) {
 			}
 			b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
-	}
-}
-
-// upsertKV writes every every-th row of the n rows of loadBenchKV's table
-// again, with v one larger.
-func upsertKV(b *testing.B, db *sql.DB, table string, n, every int64) {
-	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	require.NoError(b, err)
-	defer conn.Close()
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Millisecond}, Nullable: true},
-		{Name: "k", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
-		{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
-		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
-	}, nil)
-	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer rb.Release()
-	const batch = 64 * 1024
-	for lo := int64(0); lo < n; lo += batch * every {
-		for i := lo; i < min(lo+batch*every, n); i += every {
-			ts, k, v, s := benchRow(i)
-			rb.Field(0).(*array.Int64Builder).Append(i)
-			rb.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(ts.UnixMilli()))
-			rb.Field(2).(*array.Int32Builder).Append(k)
-			rb.Field(3).(*array.Float64Builder).Append(v + 1)
-			rb.Field(4).(*array.StringBuilder).Append(s)
-		}
-		rec := rb.NewRecordBatch()
-		_, err := fluss.AppendArrow(ctx, conn, table, rec)
-		rec.Release()
-		require.NoError(b, err)
 	}
 }
 

@@ -53,9 +53,17 @@ func benchRow(i int64) (ts time.Time, k int32, v float64, s string) {
 // loadBenchKV creates a 4-bucket primary-key table of n rows, loaded with
 // AppendArrow, and takes a KV snapshot of it, as the bench harness does.
 func loadBenchKV(b *testing.B, db *sql.DB, table string, n int) {
-	ctx := context.Background()
 	_, err := db.Exec(`CREATE TABLE ` + table + ` (` + benchColumns + `, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket.num' = '4')`)
 	require.NoError(b, err)
+	appendBenchRows(b, db, table, int64(n), 1, 0)
+	_, err = db.Exec(`CALL sys.kv_snapshot('` + table + `')`)
+	require.NoError(b, err)
+}
+
+// appendBenchRows writes every every-th of the rows 0..n-1 of benchRow into
+// table with AppendArrow, v raised by dv, in record batches of 64K rows.
+func appendBenchRows(b *testing.B, db *sql.DB, table string, n, every int64, dv float64) {
+	ctx := context.Background()
 	conn, err := db.Conn(ctx)
 	require.NoError(b, err)
 	defer conn.Close()
@@ -69,13 +77,13 @@ func loadBenchKV(b *testing.B, db *sql.DB, table string, n int) {
 	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer rb.Release()
 	const batch = 64 * 1024
-	for lo := 0; lo < n; lo += batch {
-		for i := int64(lo); i < int64(min(lo+batch, n)); i++ {
+	for lo := int64(0); lo < n; lo += batch * every {
+		for i := lo; i < min(lo+batch*every, n); i += every {
 			ts, k, v, s := benchRow(i)
 			rb.Field(0).(*array.Int64Builder).Append(i)
 			rb.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(ts.UnixMilli()))
 			rb.Field(2).(*array.Int32Builder).Append(k)
-			rb.Field(3).(*array.Float64Builder).Append(v)
+			rb.Field(3).(*array.Float64Builder).Append(v + dv)
 			rb.Field(4).(*array.StringBuilder).Append(s)
 		}
 		rec := rb.NewRecordBatch()
@@ -83,8 +91,6 @@ func loadBenchKV(b *testing.B, db *sql.DB, table string, n int) {
 		rec.Release()
 		require.NoError(b, err)
 	}
-	_, err = db.Exec(`CALL sys.kv_snapshot('` + table + `')`)
-	require.NoError(b, err)
 }
 
 // BenchmarkPointLookup measures W6 of the bench harness: a prepared
