@@ -124,21 +124,19 @@ func subqueriesOf(sp *sqlplan.SelectPlan) []*sqlplan.Subquery {
 			return true
 		})
 	}
-	for _, o := range sp.Output {
-		visit(o.Expr)
-	}
+	es := sp.Exprs()
 	if sp.Source != nil {
+		// The conjuncts pushed to the scans, after the outputs, as before
+		// the WHERE they came from.
+		var pushed []sqlplan.Expr
 		for _, leaf := range sqlplan.Leaves(sp) {
-			visit(leaf.Where)
+			pushed = append(pushed, leaf.Where)
 		}
+		n := len(sp.Output)
+		es = append(es[:n:n], append(pushed, es[n:]...)...)
 	}
-	visit(sp.Where)
-	for _, g := range sp.GroupBy {
-		visit(g)
-	}
-	visit(sp.Having)
-	for _, o := range sp.OrderBy {
-		visit(o.Expr)
+	for _, e := range es {
+		visit(e)
 	}
 	return out
 }

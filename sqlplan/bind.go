@@ -377,6 +377,23 @@ func (b *binder) count(e Expr, what string) (int64, error) {
 	return 0, errorf(metadata.ErrInvalidValue, "%s must be a non-negative integer, not %s", what, out)
 }
 
+// Exprs lists the expressions of p's own clauses in the order they are
+// written: its outputs, WHERE, GROUP BY, HAVING and ORDER BY (nil entries
+// for clauses it does not have).
+func (p *SelectPlan) Exprs() []Expr {
+	es := make([]Expr, 0, len(p.Output)+len(p.GroupBy)+len(p.OrderBy)+2)
+	for _, o := range p.Output {
+		es = append(es, o.Expr)
+	}
+	es = append(es, p.Where)
+	es = append(es, p.GroupBy...)
+	es = append(es, p.Having)
+	for _, o := range p.OrderBy {
+		es = append(es, o.Expr)
+	}
+	return es
+}
+
 func columnsRead(p *SelectPlan) []int {
 	seen := map[int]bool{}
 	visit := func(e Expr) {
@@ -387,16 +404,8 @@ func columnsRead(p *SelectPlan) []int {
 			return true
 		})
 	}
-	for _, o := range p.Output {
-		visit(o.Expr)
-	}
-	visit(p.Where)
-	for _, g := range p.GroupBy {
-		visit(g)
-	}
-	visit(p.Having)
-	for _, o := range p.OrderBy {
-		visit(o.Expr)
+	for _, e := range p.Exprs() {
+		visit(e)
 	}
 	cols := make([]int, 0, len(seen))
 	for i := range seen {
