@@ -23,6 +23,10 @@ var (
 	ErrReadOnly    = metadata.ErrReadOnly
 	ErrInvalid     = metadata.ErrInvalidValue
 	ErrClosed      = metadata.ErrClosed
+	// ErrConflict: a transaction's Commit lost to another commit that
+	// wrote one of its keys (or one it read FOR UPDATE) after its Begin;
+	// nothing of it was applied. Retry the transaction.
+	ErrConflict = metadata.ErrConflict
 	// ErrInvalidTable: a table definition is inconsistent (a partition key
 	// outside the primary key, a bucket key that does not exist, ...).
 	ErrInvalidTable = metadata.ErrInvalidTable
@@ -51,6 +55,7 @@ const (
 	CodeInvalidDSN
 	CodeCanceled
 	CodeInvalidTable
+	CodeConflict
 )
 
 var codeNames = [...]string{
@@ -59,7 +64,7 @@ var codeNames = [...]string{
 	CodeInvalidOption: "invalid option", CodeInvalidType: "invalid type",
 	CodeUnsupported: "unsupported", CodeLocked: "locked", CodeCorrupt: "corrupt",
 	CodeReadOnly: "read-only", CodeClosed: "closed", CodeInvalidDSN: "invalid DSN",
-	CodeCanceled: "canceled", CodeInvalidTable: "invalid table",
+	CodeCanceled: "canceled", CodeInvalidTable: "invalid table", CodeConflict: "conflict",
 }
 
 func (c Code) String() string {
@@ -101,6 +106,7 @@ var sentinelCodes = []struct {
 	{metadata.ErrCorrupt, CodeCorrupt},
 	{metadata.ErrReadOnly, CodeReadOnly},
 	{metadata.ErrClosed, CodeClosed},
+	{metadata.ErrConflict, CodeConflict},
 }
 
 // wrapErr turns an error from the layers below into an *Error, once, at

@@ -29,6 +29,10 @@ var (
 	ErrClosed = errors.New("engine is closed")
 	// ErrReadOnly: the engine refuses writes after a failed write.
 	ErrReadOnly = errors.New("engine is read-only")
+	// ErrConflict: a transaction's commit lost to another commit that wrote
+	// one of its keys after the transaction began (first committer wins);
+	// nothing of it was applied, and it may be retried.
+	ErrConflict = errors.New("write conflict")
 )
 
 // ErrInvalidTable: a table definition is inconsistent (duplicate columns,

@@ -70,7 +70,21 @@ type Write struct {
 // a failure rolls everything back, and the engine keeps working unless the
 // failure leaves the state on disk unknown (a failed fsync or roll back),
 // when it refuses further writes with ErrReadOnly until reopened.
+//
+// Commit checks no conflict: it is an autocommit write, which does not
+// lose to anything (WriteBuffer.Commit is a transaction's commit, checked).
+// While a write view is open, it records the keys it writes, so that the
+// transactions open then lose to it.
 func (e *Engine) Commit(ctx context.Context, writes []Write) ([]WriteResult, error) {
+	return e.commit(ctx, writes, nil, nil)
+}
+
+// commit is Commit with the conflict check of a transaction whose view
+// (nil: none) was cut by WriteView: a key one of the writes upserts or
+// deletes, or one of the locks names (delete-shaped rows of the keys read
+// FOR UPDATE, applied as nothing), that a commit after the cut wrote fails
+// it with ErrConflict before anything is applied.
+func (e *Engine) commit(ctx context.Context, writes, locks []Write, view *ReadView) ([]WriteResult, error) {
 	if err := e.readOnlyErr(); err != nil {
 		return nil, err
 	}
@@ -79,12 +93,22 @@ func (e *Engine) Commit(ctx context.Context, writes []Write) ([]WriteResult, err
 		if err != nil {
 			return nil, err
 		}
-		res, retry, err := e.commitPrepared(ctx, preps)
+		if len(locks) > 0 {
+			lp, err := e.prepareWrites(locks)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range lp {
+				p.lock = true
+			}
+			preps = append(preps, lp...)
+		}
+		res, retry, err := e.commitPrepared(ctx, preps, view)
 		if !retry {
 			if err == nil {
 				e.noteCommit()
 			}
-			return res, err
+			return res[:min(len(res), len(writes))], err
 		}
 		if attempt >= 5 {
 			return nil, fmt.Errorf("commit to %s: the tables keep changing under the write", commitLabel(preps))
@@ -107,8 +131,11 @@ type preparedWrite struct {
 	tableID  int64
 	schemaID int32
 	pk       bool
-	target   []int // columns of a partial update; nil: whole rows
-	routed   routedRows
+	// lock marks the keys of rows read FOR UPDATE (shaped as a delete):
+	// checked for conflicts, applied as nothing.
+	lock   bool
+	target []int // columns of a partial update; nil: whole rows
+	routed routedRows
 }
 
 // wrap names the write in a commit of several; a single write's errors
@@ -190,7 +217,7 @@ func commitLabel(preps []*preparedWrite) string {
 // table still is the one the rows were routed for and every partition the
 // appends and upserts need exists (missing ones are created and persisted
 // first). retry is true when a table changed under it.
-func (e *Engine) commitPrepared(ctx context.Context, preps []*preparedWrite) (res []WriteResult, retry bool, err error) {
+func (e *Engine) commitPrepared(ctx context.Context, preps []*preparedWrite, view *ReadView) (res []WriteResult, retry bool, err error) {
 	for range 3 {
 		if err := ctx.Err(); err != nil {
 			return nil, false, err
@@ -221,7 +248,7 @@ func (e *Engine) commitPrepared(ctx context.Context, preps []*preparedWrite) (re
 			}
 		}
 		if len(missing) == 0 {
-			res, err := e.commitLocked(preps, entries)
+			res, err := e.commitLocked(preps, entries, view)
 			e.mu.RUnlock()
 			return res, false, err
 		}
@@ -274,8 +301,10 @@ type bucketWrite struct {
 }
 
 // commitLocked applies the prepared writes; the caller holds mu shared
-// and has made sure every partition exists.
-func (e *Engine) commitLocked(preps []*preparedWrite, entries []*tableEntry) ([]WriteResult, error) {
+// and has made sure every partition exists. With a view, the commit is a
+// transaction's and is checked for conflicts (conflictSet) once it holds
+// its bucket locks, before anything is applied.
+func (e *Engine) commitLocked(preps []*preparedWrite, entries []*tableEntry, view *ReadView) ([]WriteResult, error) {
 	buckets := map[metadata.TableBucket]*commitBucket{}
 	dest := make([][]*commitBucket, len(preps)) // per write and row: its bucket; nil: nothing to do
 	for i, p := range preps {
@@ -350,9 +379,21 @@ func (e *Engine) commitLocked(preps []*preparedWrite, entries []*tableEntry) ([]
 		return nil, err
 	}
 
+	// Keys are collected for a transaction's check, and for the write
+	// views open now (read with the bucket locks held).
+	var ck *commitConflicts
+	if view != nil || e.conflicts.tracking() {
+		ck = &commitConflicts{}
+	}
 	results := make([]WriteResult, len(preps))
 	for i, p := range preps {
-		if !p.pk {
+		switch {
+		case p.lock:
+			if err := lockKeys(entries[i], p, dest[i], ck); err != nil {
+				return nil, p.wrap(err)
+			}
+			continue
+		case !p.pk:
 			for r, cb := range dest[i] {
 				if cb != nil {
 					cb.rows = append(cb.rows, p.routed.values[r])
@@ -361,11 +402,16 @@ func (e *Engine) commitLocked(preps []*preparedWrite, entries []*tableEntry) ([]
 			}
 			continue
 		}
-		n, err := e.mergeWrite(entries[i], p, dest[i])
+		n, err := e.mergeWrite(entries[i], p, dest[i], ck)
 		if err != nil {
 			return nil, p.wrap(err)
 		}
 		results[i].RowsAffected = n
+	}
+	if ck != nil {
+		if err := e.conflicts.checkAndRecord(view, ck); err != nil {
+			return nil, err
+		}
 	}
 
 	var (
@@ -397,7 +443,8 @@ func (e *Engine) commitLocked(preps []*preparedWrite, entries []*tableEntry) ([]
 // commit's earlier rows first, then the KV store), merge by the table's
 // merge engine, and collect the changelog: +I new; -U old, +U new (only
 // +U with changelog image WAL); -D old; nothing when nothing changes.
-func (e *Engine) mergeWrite(entry *tableEntry, p *preparedWrite, dest []*commitBucket) (int64, error) {
+// Every key the write names, changed or not, joins ck (when not nil).
+func (e *Engine) mergeWrite(entry *tableEntry, p *preparedWrite, dest []*commitBucket, ck *commitConflicts) (int64, error) {
 	del := p.w.Kind == WriteDelete
 	m := newMerger(&entry.Info, p.target)
 	kc := newKeyCodec(&entry.Info)
@@ -410,6 +457,9 @@ func (e *Engine) mergeWrite(entry *tableEntry, p *preparedWrite, dest []*commitB
 		key, err := kc.key(cb.tb, in)
 		if err != nil {
 			return 0, fmt.Errorf("row %d: key: %w", r+1, err)
+		}
+		if ck != nil {
+			ck.write(entry.Info.Path, key)
 		}
 		old, ok := cb.state[string(key)]
 		if !ok {
@@ -446,6 +496,25 @@ func (e *Engine) mergeWrite(entry *tableEntry, p *preparedWrite, dest []*commitB
 		affected++
 	}
 	return affected, nil
+}
+
+// lockKeys adds the keys of a lock write (rows read FOR UPDATE) to ck.
+func lockKeys(entry *tableEntry, p *preparedWrite, dest []*commitBucket, ck *commitConflicts) error {
+	if ck == nil {
+		return nil
+	}
+	kc := newKeyCodec(&entry.Info)
+	for r, cb := range dest {
+		if cb == nil {
+			continue // a bucket never written, or a partition gone: no conflict
+		}
+		key, err := kc.key(cb.tb, p.routed.values[r])
+		if err != nil {
+			return fmt.Errorf("row %d: key: %w", r+1, err)
+		}
+		ck.readForUpdate(entry.Info.Path, key)
+	}
+	return nil
 }
 
 // errTestingCrash is returned by a commit stopped by

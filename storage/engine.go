@@ -72,6 +72,9 @@ type Engine struct {
 	}
 	// views are the open read views, released at Close.
 	views viewSet
+	// conflicts is the first-committer-wins bookkeeping of write views
+	// (conflict.go).
+	conflicts conflictSet
 	// closedFlag mirrors mu.closed for code that must not take mu.
 	closedFlag atomic.Bool
 	// autoInc allocates auto-increment values (autoinc.go).

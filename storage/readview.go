@@ -45,6 +45,12 @@ type ReadView struct {
 	// broken holds the buckets Open could not rebuild (their rows are not
 	// trustworthy), taken with the view: only Open marks a bucket so.
 	broken map[metadata.TableBucket]error
+	// write marks a view from WriteView, whose buffers commit with a
+	// conflict check; seq is its place in the engine's commit sequence
+	// (conflictSet): a key recorded with a higher number was written
+	// after the cut.
+	write bool
+	seq   int64
 
 	// mu guards the Pebble snapshot against Close.
 	mu struct {
@@ -69,6 +75,19 @@ type viewKv struct {
 // lock), which blocks new commits for as long as the cut takes: the time
 // to read a few counters per bucket.
 func (e *Engine) ReadView(ctx context.Context) (*ReadView, error) {
+	return e.readView(ctx, false)
+}
+
+// WriteView is ReadView for a transaction that writes: its WriteBuffer's
+// Commit fails with ErrConflict when another commit wrote one of its keys
+// after the cut (first committer wins). While a write view is open every
+// commit records the keys it writes; close it as soon as the transaction
+// ends.
+func (e *Engine) WriteView(ctx context.Context) (*ReadView, error) {
+	return e.readView(ctx, true)
+}
+
+func (e *Engine) readView(ctx context.Context, write bool) (*ReadView, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -78,10 +97,11 @@ func (e *Engine) ReadView(ctx context.Context) (*ReadView, error) {
 	}
 	defer e.mu.RUnlock()
 	v := &ReadView{
-		e:    e,
-		logs: map[metadata.TableBucket]viewLog{},
-		kv:   map[metadata.TableBucket]viewKv{},
-		lake: map[int64]metadata.LakeSnapshot{},
+		e:     e,
+		logs:  map[metadata.TableBucket]viewLog{},
+		kv:    map[metadata.TableBucket]viewKv{},
+		lake:  map[int64]metadata.LakeSnapshot{},
+		write: write,
 	}
 	// Lake snapshots are recorded under mu held exclusively: with mu
 	// shared, the catalog's records are a cut of their own.
@@ -101,6 +121,11 @@ func (e *Engine) ReadView(ctx context.Context) (*ReadView, error) {
 		tablets = append(tablets, t)
 	}
 	tablets = lockTablets(tablets)
+	if write {
+		// At the cut, with tabletsMu held: a commit to a tablet created
+		// after it checks tracking after this.
+		e.conflicts.registerLocked(v)
+	}
 	e.tabletsMu.Unlock()
 	for _, t := range tablets {
 		v.logs[t.tb] = viewLog{start: t.logStart.Load(), stop: t.hw.Load()}
@@ -215,6 +240,9 @@ func (v *ReadView) Close() error {
 	v.mu.ps = nil
 	v.mu.Unlock()
 	v.e.views.remove(v)
+	if v.write {
+		v.e.conflicts.unregister(v)
+	}
 	for _, k := range v.kv {
 		v.e.unpinSnapshot(k.kb, k.s)
 	}
@@ -359,11 +387,163 @@ type WriteBuffer struct {
 	// slice (merged appends), which later appends may grow; the slice of
 	// a write as added is its caller's.
 	ownRows bool
+	// locks are the keys read FOR UPDATE, as delete-shaped writes (one
+	// per Lock call, keys already locked left out); locked maps each
+	// key (as rows keys it) to the index of its lock write.
+	locks  []Write
+	locked map[string]int
+	// undo, once a mark was taken, records each change to rows: the key
+	// and what it held before, so Restore can put it back.
+	undo   []rowUndo
+	undoOn bool
 }
 
-// NewWriteBuffer returns an empty buffer counting against the view.
+// rowUndo is one entry of WriteBuffer.undo: key held row (had false: the
+// key was not in rows).
+type rowUndo struct {
+	key string
+	row []any
+	had bool
+}
+
+// NewWriteBuffer returns an empty buffer counting against the view. Its
+// Commit checks conflicts when the view is a WriteView.
 func (v *ReadView) NewWriteBuffer() *WriteBuffer {
-	return &WriteBuffer{v: v, rows: map[string][]any{}, tables: map[metadata.TablePath]bool{}}
+	return &WriteBuffer{v: v, rows: map[string][]any{}, tables: map[metadata.TablePath]bool{}, locked: map[string]int{}}
+}
+
+// Commit commits the buffered writes as one Engine.Commit, with a
+// transaction's conflict check: when a key the writes upsert or delete, or
+// one Lock named, was written by another commit (a transaction's or an
+// autocommit write) after the view's cut, it fails with ErrConflict and
+// nothing is applied — first committer wins. Appends to log tables never
+// conflict. The view must come from WriteView and stay open until Commit
+// returns. A buffer without writes or locks commits nothing.
+func (b *WriteBuffer) Commit(ctx context.Context) ([]WriteResult, error) {
+	if !b.v.write {
+		return nil, fmt.Errorf("%w: a write buffer's commit needs a view taken with WriteView", metadata.ErrUnsupported)
+	}
+	if len(b.writes) == 0 && len(b.locks) == 0 {
+		return nil, nil
+	}
+	return b.v.e.commit(ctx, b.writes, b.locks, b.v)
+}
+
+// Lock adds the keys of rows read FOR UPDATE to the buffer's conflict
+// check: Commit then fails with ErrConflict when another commit wrote one
+// of them after the view's cut, as if the transaction had written them,
+// though it writes nothing there. No lock is taken. rows are full-schema
+// rows of which only the primary-key columns (partition keys included) are
+// read. A log table has no keys: Lock of one does nothing.
+func (b *WriteBuffer) Lock(ctx context.Context, path metadata.TablePath, rows [][]any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cat, err := b.v.e.readLock()
+	if err != nil {
+		return err
+	}
+	defer b.v.e.mu.RUnlock()
+	entry, err := cat.table(path)
+	if err != nil {
+		return err
+	}
+	info := &entry.Info
+	if !info.HasPrimaryKey() || len(rows) == 0 {
+		return nil
+	}
+	routed, err := routeRows(info, rows, info.PrimaryKeyIndexes(), false)
+	if err != nil {
+		return fmt.Errorf("FOR UPDATE keys of %s: %w", path, err)
+	}
+	kc := newKeyCodec(info)
+	var keep [][]any
+	for r, in := range routed.values {
+		k, err := b.rowKey(kc, info, &routed, r, in)
+		if err != nil {
+			return err
+		}
+		if _, ok := b.locked[k]; ok {
+			continue
+		}
+		b.locked[k] = len(b.locks)
+		keep = append(keep, rows[r])
+	}
+	if len(keep) > 0 {
+		b.locks = append(b.locks, Write{Path: path, Kind: WriteDelete, Rows: keep})
+	}
+	return nil
+}
+
+// rowKey is the buffer's key of routed row r: table id, partition name and
+// the encoded key. It names the partition by name, since a partition an
+// earlier buffered write creates has no id yet.
+func (b *WriteBuffer) rowKey(kc *keyCodec, info *metadata.TableInfo, routed *routedRows, r int, in []any) (string, error) {
+	name := ""
+	if routed.partitions != nil {
+		name = routed.partitions[r]
+	}
+	bufKey, err := kc.key(metadata.TableBucket{TableID: info.TableID, Bucket: int32(routed.buckets[r])}, in)
+	if err != nil {
+		return "", fmt.Errorf("row %d: key: %w", r+1, err)
+	}
+	return string(binary.BigEndian.AppendUint64(nil, uint64(info.TableID))) + name + "\x00" + string(bufKey), nil
+}
+
+// BufferMark is a point in a WriteBuffer's history that Restore goes back
+// to (a savepoint).
+type BufferMark struct {
+	writes   int  // buffered writes
+	lastRows int  // rows of the last write (appends merge into it)
+	ownRows  bool // WriteBuffer.ownRows then
+	locks    int
+	undo     int
+}
+
+// Mark returns the buffer's current point, for Restore. From the first
+// mark on, the buffer keeps an undo record of every key row it changes.
+func (b *WriteBuffer) Mark() BufferMark {
+	b.undoOn = true
+	m := BufferMark{writes: len(b.writes), ownRows: b.ownRows, locks: len(b.locks), undo: len(b.undo)}
+	if m.writes > 0 {
+		m.lastRows = len(b.writes[m.writes-1].Rows)
+	}
+	return m
+}
+
+// Restore drops everything buffered after mark m: the writes (and the
+// rows appended to a merged append), the keys locked, and the key rows the
+// later writes changed, which count the RowsAffected of writes to come. A
+// mark older than one already restored to stays valid; a mark taken after
+// it does not.
+func (b *WriteBuffer) Restore(m BufferMark) {
+	for i := len(b.undo) - 1; i >= m.undo; i-- {
+		u := b.undo[i]
+		if u.had {
+			b.rows[u.key] = u.row
+		} else {
+			delete(b.rows, u.key)
+		}
+	}
+	b.undo = b.undo[:m.undo]
+	clear(b.writes[m.writes:])
+	b.writes = b.writes[:m.writes]
+	if m.writes > 0 {
+		last := &b.writes[m.writes-1]
+		last.Rows = last.Rows[:m.lastRows]
+	}
+	b.ownRows = m.ownRows
+	clear(b.tables)
+	for _, w := range b.writes {
+		b.tables[w.Path] = true
+	}
+	for k, i := range b.locked {
+		if i >= m.locks {
+			delete(b.locked, k)
+		}
+	}
+	clear(b.locks[m.locks:])
+	b.locks = b.locks[:m.locks]
 }
 
 // Writes returns the buffered writes in order, consecutive appends to one
@@ -511,17 +691,10 @@ func (b *WriteBuffer) merge(entry *tableEntry, del bool, target []int, routed *r
 	next := map[string][]any{}
 	var affected int64
 	for r, in := range routed.values {
-		name := ""
-		if routed.partitions != nil {
-			name = routed.partitions[r]
-		}
-		// The buffer's key names the partition by name: a partition an
-		// earlier buffered write creates has no id yet.
-		bufKey, err := kc.key(metadata.TableBucket{TableID: info.TableID, Bucket: int32(routed.buckets[r])}, in)
+		k, err := b.rowKey(kc, info, routed, r, in)
 		if err != nil {
-			return 0, fmt.Errorf("row %d: key: %w", r+1, err)
+			return 0, err
 		}
-		k := string(binary.BigEndian.AppendUint64(nil, uint64(info.TableID))) + name + "\x00" + string(bufKey)
 		old, seen := next[k]
 		if !seen {
 			old, seen = b.rows[k]
@@ -551,6 +724,12 @@ func (b *WriteBuffer) merge(entry *tableEntry, del bool, target []int, routed *r
 		}
 		next[k] = row
 		affected++
+	}
+	if b.undoOn {
+		for k := range next {
+			old, had := b.rows[k]
+			b.undo = append(b.undo, rowUndo{key: k, row: old, had: had})
+		}
 	}
 	maps.Copy(b.rows, next)
 	return affected, nil

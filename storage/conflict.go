@@ -1,0 +1,163 @@
+package storage
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/flusslite/fluss/metadata"
+)
+
+// conflictSet is the engine's first-committer-wins bookkeeping: for each
+// conflict key written while a write view (Engine.WriteView) is open, the
+// sequence number of the last commit that wrote it. A transaction's commit
+// conflicts when a key it writes, or read FOR UPDATE, was written by a
+// commit numbered after its view's cut.
+//
+// A conflict key is a KV-store key, so that keys of different kinds never
+// collide: a primary-key row's data key (table, partition, bucket and the
+// encoded physical key) today. Whatever else a commit writes that two
+// transactions must not both write — the entry of a unique secondary
+// index, say — joins the same check by adding its own KV key to the
+// commit's commitConflicts (write) while the commit holds its bucket
+// locks; the check and the recording then cover it with no other change.
+//
+// The check and the recording of one commit are atomic (under mu), and
+// run while the commit holds the locks of every bucket it writes, before
+// it applies anything: two commits writing one key are ordered by the
+// bucket's lock, and keys of other kinds by mu. A commit that fails after
+// its check keeps its recorded keys, so a transaction concurrent with it
+// may fail with ErrConflict too; a retry is always safe.
+//
+// While no write view is open nothing is recorded (the cost of a commit is
+// one atomic load), and the last view to close drops the recorded keys.
+// While views are open, keys that no open view can conflict on (recorded
+// at or before the oldest open cut) are pruned as the set grows.
+type conflictSet struct {
+	// open counts the open write views; commits record keys while it is
+	// above 0. Changed under mu, read without it.
+	open atomic.Int64
+	// mu guards the recorded keys, the sequence and the open views.
+	mu struct {
+		sync.Mutex
+		// seq is the number of the last commit that recorded keys.
+		seq int64
+		// last maps a conflict key to the seq of the last commit that
+		// wrote it.
+		last map[string]int64
+		// views are the open write views and the seq they were cut at.
+		views map[*ReadView]int64
+		// pruneAt is the size of last at which it is pruned next.
+		pruneAt int
+	}
+}
+
+// minPrune is the size below which the recorded keys are not pruned.
+const minPrune = 4096
+
+// registerLocked opens write view v at the current sequence. The caller
+// holds the lock of every bucket (the view's cut), so no commit is between
+// its check and its apply.
+func (s *conflictSet) registerLocked(v *ReadView) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.views == nil {
+		s.mu.views = map[*ReadView]int64{}
+	}
+	v.seq = s.mu.seq
+	s.mu.views[v] = v.seq
+	s.open.Add(1)
+}
+
+// unregister closes write view v; the last one to close drops every
+// recorded key.
+func (s *conflictSet) unregister(v *ReadView) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.mu.views[v]; !ok {
+		return
+	}
+	delete(s.mu.views, v)
+	if s.open.Add(-1) == 0 {
+		s.mu.last = nil
+		s.mu.pruneAt = 0
+	}
+}
+
+// tracking reports whether a commit must record its keys now. The caller
+// holds its bucket locks, so a view cut after this load sees the commit
+// whole, and one cut before it is counted.
+func (s *conflictSet) tracking() bool { return s.open.Load() > 0 }
+
+// commitConflicts collects the conflict keys of one commit: the keys it
+// writes, checked against the commit's view (when it has one) and
+// recorded for the views open; and the keys read FOR UPDATE, checked only.
+// Not safe for concurrent use; one per commit.
+type commitConflicts struct {
+	written, read []string
+	// paths name the table of each key (written, then read), for the
+	// message of a conflict.
+	writtenPaths, readPaths []metadata.TablePath
+}
+
+// write adds a key the commit writes.
+func (c *commitConflicts) write(path metadata.TablePath, key []byte) {
+	c.written = append(c.written, string(key))
+	c.writtenPaths = append(c.writtenPaths, path)
+}
+
+// readForUpdate adds a key the transaction read FOR UPDATE.
+func (c *commitConflicts) readForUpdate(path metadata.TablePath, key []byte) {
+	c.read = append(c.read, string(key))
+	c.readPaths = append(c.readPaths, path)
+}
+
+// checkAndRecord fails the commit with ErrConflict when one of its keys
+// was written by a commit after view's cut (view nil: an autocommit write,
+// which checks nothing), and otherwise records the keys it writes for the
+// write views open. The caller holds every bucket lock of the commit.
+func (s *conflictSet) checkAndRecord(view *ReadView, c *commitConflicts) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if view != nil {
+		for i, k := range c.written {
+			if seq, ok := s.mu.last[k]; ok && seq > view.seq {
+				return fmt.Errorf("%w: a row of %s this transaction writes was written by another commit after the transaction began; nothing was applied, retry the transaction", metadata.ErrConflict, c.writtenPaths[i])
+			}
+		}
+		for i, k := range c.read {
+			if seq, ok := s.mu.last[k]; ok && seq > view.seq {
+				return fmt.Errorf("%w: a row of %s this transaction read FOR UPDATE was written by another commit after the transaction began; nothing was applied, retry the transaction", metadata.ErrConflict, c.readPaths[i])
+			}
+		}
+	}
+	if s.open.Load() == 0 || len(c.written) == 0 {
+		return nil
+	}
+	s.mu.seq++
+	if s.mu.last == nil {
+		s.mu.last = map[string]int64{}
+	}
+	for _, k := range c.written {
+		s.mu.last[k] = s.mu.seq
+	}
+	if len(s.mu.last) >= max(s.mu.pruneAt, minPrune) {
+		s.pruneLocked()
+	}
+	return nil
+}
+
+// pruneLocked drops the keys no open view can conflict on: those recorded
+// at or before the oldest open view's cut.
+func (s *conflictSet) pruneLocked() {
+	oldest := s.mu.seq
+	for _, seq := range s.mu.views {
+		oldest = min(oldest, seq)
+	}
+	for k, seq := range s.mu.last {
+		if seq <= oldest {
+			delete(s.mu.last, k)
+		}
+	}
+	s.mu.pruneAt = 2 * len(s.mu.last)
+}
