@@ -396,7 +396,7 @@ func (c *converter) tablePath(n sqlparser.TableName) metadata.TablePath {
 
 func (c *converter) selectStmt(s *sqlparser.Select) (*Select, error) {
 	if s.Lock != "" {
-		return nil, unsupported("locking (FOR UPDATE, LOCK IN SHARE MODE)")
+		return nil, unsupported("a locking clause (FOR UPDATE, LOCK IN SHARE MODE) inside a query (only the one ending the statement)")
 	}
 	out := &Select{Distinct: s.Distinct != ""}
 	var err error
@@ -1147,7 +1147,7 @@ func (c *converter) setOperand(st sqlparser.SelectStatement) (SetOperand, error)
 		return c.setOperand(x.Select)
 	case *sqlparser.Union:
 		if x.Lock != "" {
-			return nil, unsupported("locking (FOR UPDATE, LOCK IN SHARE MODE)")
+			return nil, unsupported("a locking clause (FOR UPDATE, LOCK IN SHARE MODE) inside a query (only the one ending the statement)")
 		}
 		out := &Compound{Kind: SetUnion, All: x.Type == sqlparser.UnionAllStr}
 		var err error

@@ -302,6 +302,18 @@ func (p *parser) parseStatement() (Statement, error) {
 		s = &Use{Database: db}
 	case p.acceptKeyword("CALL"):
 		s, err = p.call()
+	case p.acceptKeyword("SAVEPOINT"):
+		s, err = p.savepoint(SavepointSet)
+	case p.acceptKeyword("ROLLBACK"):
+		p.acceptKeyword("WORK")
+		if err = p.expectKeyword("TO"); err == nil {
+			p.acceptKeyword("SAVEPOINT")
+			s, err = p.savepoint(SavepointRollbackTo)
+		}
+	case p.acceptKeyword("RELEASE"):
+		if err = p.expectKeyword("SAVEPOINT"); err == nil {
+			s, err = p.savepoint(SavepointRelease)
+		}
 	default:
 		return nil, p.errAt(t, "expected a statement")
 	}
@@ -315,6 +327,15 @@ func (p *parser) parseStatement() (Statement, error) {
 		return nil, p.expected("end of statement")
 	}
 	return s, nil
+}
+
+// savepoint reads the name of a savepoint statement of kind k.
+func (p *parser) savepoint(k SavepointKind) (Statement, error) {
+	name, err := p.ident("savepoint name")
+	if err != nil {
+		return nil, err
+	}
+	return &Savepoint{Kind: k, Name: name}, nil
 }
 
 func (p *parser) create() (Statement, error) {

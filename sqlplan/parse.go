@@ -33,20 +33,42 @@ func Parse(sql string) (stmt Statement, err error) {
 	case first.kind == tokEOF:
 		return nil, &SyntaxError{Pos: len(sql), Msg: "empty statement"}
 	case first.kind == tokPunct && first.text == "(":
-		return parseDMLSetOps(sql, toks)
+		return parseLocking(sql, toks, parseDMLSetOps)
 	case first.kind != tokIdent:
 		return nil, &SyntaxError{Pos: first.pos, Near: sql[first.pos:first.end], Msg: "expected a statement"}
 	}
 	switch strings.ToUpper(first.text) {
-	case "SELECT", "INSERT", "REPLACE", "UPDATE", "DELETE":
+	case "SELECT":
+		return parseLocking(sql, toks, parseDMLSetOps)
+	case "INSERT", "REPLACE", "UPDATE", "DELETE":
 		return parseDMLSetOps(sql, toks)
 	case "WITH":
-		return parseWith(sql, toks, &paramStyle{})
+		return parseLocking(sql, toks, func(sql string, toks []token) (Statement, error) {
+			return parseWith(sql, toks, &paramStyle{})
+		})
 	case "EXPLAIN":
 		return parseExplain(sql, toks)
 	}
 	p := &parser{src: sql, toks: toks}
 	return p.parseStatement()
+}
+
+// parseLocking parses a query with parse after cutting off the locking
+// clause that ends it (cutLockClause), and sets the clause on the SELECT.
+// A set operation with one is refused: which of its SELECTs' rows it
+// would lock is not what MySQL's rules say either way.
+func parseLocking(sql string, toks []token, parse func(string, []token) (Statement, error)) (Statement, error) {
+	text, rest, mode := cutLockClause(sql, toks)
+	st, err := parse(text, rest)
+	if err != nil || mode == LockNone {
+		return st, err
+	}
+	sel, ok := st.(*Select)
+	if !ok {
+		return nil, &PosError{Pos: len(text), Err: unsupported("%s after a set operation (lock the rows of each SELECT in a statement of its own)", mode)}
+	}
+	sel.Lock = mode
+	return sel, nil
 }
 
 // MaxNesting is the deepest nesting of parentheses a statement may have.

@@ -244,6 +244,9 @@ func dumpSelect(b *strings.Builder, s *Select) {
 	if s.Offset != nil {
 		fmt.Fprintf(b, "offset: %s\n", dumpExpr(s.Offset))
 	}
+	if s.Lock != LockNone {
+		fmt.Fprintf(b, "lock: %s\n", s.Lock)
+	}
 	if len(s.Hints) > 0 {
 		keys := make([]string, 0, len(s.Hints))
 		for k := range s.Hints {

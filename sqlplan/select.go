@@ -35,6 +35,9 @@ type Select struct {
 	// With are the common table expressions of WITH ... SELECT; nil
 	// without WITH.
 	With []CTE
+	// Lock is the locking clause that ends the statement (FOR UPDATE,
+	// LOCK IN SHARE MODE, FOR SHARE); a subquery has none.
+	Lock LockMode
 }
 
 // SelectItem is one entry of the select list.
@@ -189,6 +192,9 @@ func (s *Select) String() string {
 	}
 	if s.Offset != nil {
 		b.WriteString(" OFFSET " + s.Offset.String())
+	}
+	if s.Lock != LockNone {
+		b.WriteString(" " + s.Lock.String())
 	}
 	return b.String()
 }

@@ -115,6 +115,25 @@ type ShowCreateTable struct {
 	View bool
 }
 
+// SavepointKind is the statement a Savepoint is.
+type SavepointKind uint8
+
+const (
+	// SavepointSet is SAVEPOINT name.
+	SavepointSet SavepointKind = iota
+	// SavepointRollbackTo is ROLLBACK [WORK] TO [SAVEPOINT] name.
+	SavepointRollbackTo
+	// SavepointRelease is RELEASE SAVEPOINT name.
+	SavepointRelease
+)
+
+// Savepoint is SAVEPOINT name, ROLLBACK [WORK] TO [SAVEPOINT] name or
+// RELEASE SAVEPOINT name: the connection's transaction acts on it.
+type Savepoint struct {
+	Kind SavepointKind
+	Name string
+}
+
 // Use is USE db.
 type Use struct {
 	Database string
@@ -151,6 +170,7 @@ func (*ShowPartitions) isStatement()  {}
 func (*Describe) isStatement()        {}
 func (*ShowCreateTable) isStatement() {}
 func (*Use) isStatement()             {}
+func (*Savepoint) isStatement()       {}
 func (*Call) isStatement()            {}
 func (*Explain) isStatement()         {}
 func (*Select) isStatement()          {}
@@ -170,6 +190,7 @@ func (*ShowPartitions) NumInput() int  { return 0 }
 func (*Describe) NumInput() int        { return 0 }
 func (*ShowCreateTable) NumInput() int { return 0 }
 func (*Use) NumInput() int             { return 0 }
+func (*Savepoint) NumInput() int       { return 0 }
 func (s *Call) NumInput() int          { return countInputs(s.Args...) }
 func (s *Explain) NumInput() int       { return s.query().NumInput() }
 
@@ -361,6 +382,16 @@ func (s *ShowCreateTable) String() string {
 	return "SHOW CREATE TABLE " + quotePath(s.Table)
 }
 func (s *Use) String() string { return "USE " + quoteIdent(s.Database) }
+
+func (s *Savepoint) String() string {
+	switch s.Kind {
+	case SavepointRollbackTo:
+		return "ROLLBACK TO SAVEPOINT " + quoteIdent(s.Name)
+	case SavepointRelease:
+		return "RELEASE SAVEPOINT " + quoteIdent(s.Name)
+	}
+	return "SAVEPOINT " + quoteIdent(s.Name)
+}
 
 func (s *Call) String() string {
 	args := make([]string, len(s.Args))
