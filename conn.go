@@ -97,12 +97,21 @@ func (c *Conn) Ping(ctx context.Context) error {
 }
 
 // ResetSession returns the connection to the pool's default state: the
-// current database goes back to the default.
+// current database goes back to the default, and a transaction still
+// open is rolled back. database/sql resets a connection only between
+// uses, never inside a *sql.Tx: a transaction left open here is one it no
+// longer knows of, and its writes must not join the next user's
+// statements and commit with them.
 func (c *Conn) ResetSession(ctx context.Context) error {
 	if c.closed || c.connector.shared.isClosed() {
 		return driver.ErrBadConn
 	}
 	c.database = metadata.DefaultDatabase
+	if c.tx != nil {
+		if err := c.tx.end(); err != nil {
+			return driver.ErrBadConn
+		}
+	}
 	return nil
 }
 

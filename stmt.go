@@ -243,6 +243,12 @@ func (s *Stmt) converter() *converter {
 // has one that applies (prepared.go).
 func (s *Stmt) query(ctx context.Context, args []sqlplan.Arg) (*Rows, error) {
 	sel, ok := s.parsed.(*sqlplan.Select)
+	if sp, isSp := s.parsed.(*sqlplan.Savepoint); isSp {
+		if err := s.conn.savepoint(sp); err != nil {
+			return nil, err
+		}
+		return newRows(ctx, nil, noRows{}, s.converter()), nil
+	}
 	if !ok {
 		if _, write := s.parsed.(*sqlplan.Insert); write {
 			if _, err := s.run(ctx, args); err != nil {
@@ -253,6 +259,15 @@ func (s *Stmt) query(ctx context.Context, args []sqlplan.Arg) (*Rows, error) {
 		sess := s.conn.session()
 		res, err := sess.Query(ctx, s.parsed, args)
 		s.conn.database = sess.Database
+		if err != nil {
+			return nil, err
+		}
+		return newRows(ctx, res.Columns, res, s.converter()), nil
+	}
+	if sel.Lock != sqlplan.LockNone && s.conn.tx != nil {
+		// The session reads a locking SELECT's keys into the
+		// transaction's conflict check; the kept lookup does not.
+		res, err := s.conn.session().Select(ctx, sel, args, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -272,6 +287,9 @@ func (s *Stmt) query(ctx context.Context, args []sqlplan.Arg) (*Rows, error) {
 // An INSERT ... VALUES is bound through the statement's kept binding
 // (prepared.go).
 func (s *Stmt) run(ctx context.Context, args []sqlplan.Arg) (query.ExecResult, error) {
+	if sp, ok := s.parsed.(*sqlplan.Savepoint); ok {
+		return query.ExecResult{}, s.conn.savepoint(sp)
+	}
 	sess := s.conn.session()
 	if ins, ok := s.parsed.(*sqlplan.Insert); ok && ins.Select == nil && ins.Compound == nil {
 		plan, rows, err := s.bindInsert(ctx, ins, args)

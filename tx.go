@@ -6,8 +6,11 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/sqlplan"
 	"github.com/flusslite/fluss/storage"
 )
 
@@ -16,11 +19,25 @@ import (
 //
 //   - Isolation: sql.LevelDefault, sql.LevelSnapshot and
 //     sql.LevelRepeatableRead are accepted and mean the same thing,
-//     snapshot isolation of reads: every query of the transaction sees the
+//     snapshot isolation: every query of the transaction sees the
 //     database as it was at Begin (the same stop offset of every bucket,
 //     the same KV and lake snapshots), across every table; a commit of
 //     another connection is in the view in full or not at all. Other
 //     levels are refused with ErrUnsupported.
+//   - First committer wins: Commit fails with ErrConflict, applying
+//     nothing, when a primary key the transaction upserted or deleted (in
+//     any key table and partition) was written after Begin by another
+//     commit, a transaction's or an autocommit statement's. Retry the
+//     transaction. Appends to log tables never conflict; a transaction
+//     that wrote nothing never conflicts.
+//   - SELECT ... FOR UPDATE, FOR SHARE and LOCK IN SHARE MODE take no
+//     lock: the primary keys of the key-table rows they select (FROM and
+//     WHERE; LIMIT and grouping aside) join the Commit check as if
+//     written, so a read-modify-write through them cannot lose an update.
+//     Outside a transaction and in a read-only one they are plain reads.
+//   - Savepoints: SAVEPOINT s, ROLLBACK TO [SAVEPOINT] s and RELEASE
+//     SAVEPOINT s, as MySQL runs them; rolling back to s drops the
+//     writes, FOR UPDATE keys and row counts buffered after it.
 //   - Reads do not see the transaction's own buffered writes; they see
 //     the view taken at Begin. An UPDATE or DELETE of a table the
 //     transaction has already written, or an INSERT ... SELECT reading
@@ -33,21 +50,28 @@ import (
 //     drops them. A statement that fails inside a transaction buffers
 //     nothing and leaves the transaction open.
 //   - RowsAffected is exact at Exec time: counted against the view plus
-//     the transaction's earlier writes. Commit applies the writes to the
-//     state as it is at Commit, without checking for conflicts: the last
-//     commit wins, and a row another connection changed meanwhile may be
-//     affected differently than counted.
+//     the transaction's earlier writes. A row it counted cannot change
+//     under it before Commit: if another commit wrote it, Commit fails.
 //   - DDL and CALL are refused inside a transaction; so is every write
 //     in a read-only one (ErrReadOnly).
 //
 // A Tx belongs to its connection and is used by one goroutine at a time.
 // Commit or Rollback ends it and releases the view; closing the
-// connection rolls it back.
+// connection, or database/sql resetting it for another use, rolls it
+// back.
 type Tx struct {
 	conn     *Conn
 	view     *storage.ReadView
 	buf      *storage.WriteBuffer // nil when read-only
 	readOnly bool
+	// savepoints are the transaction's savepoints, oldest first.
+	savepoints []savepoint
+}
+
+// savepoint is a named point of the transaction's write buffer.
+type savepoint struct {
+	name string
+	mark storage.BufferMark
 }
 
 var _ driver.Tx = (*Tx)(nil)
@@ -67,7 +91,11 @@ func (c *Conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 		return nil, wrapErr(fmt.Errorf("isolation level %s is not supported; transactions read one snapshot (use the default, sql.LevelSnapshot or sql.LevelRepeatableRead): %w",
 			level, metadata.ErrUnsupported))
 	}
-	view, err := c.connector.shared.engine.ReadView(ctx)
+	takeView := c.connector.shared.engine.WriteView
+	if opts.ReadOnly {
+		takeView = c.connector.shared.engine.ReadView // commits nothing: nothing to check
+	}
+	view, err := takeView(ctx)
 	if err != nil {
 		return nil, wrapErr(err)
 	}
@@ -80,17 +108,17 @@ func (c *Conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 }
 
 // Commit applies the buffered writes atomically and ends the
-// transaction. When the commit fails (a table dropped meanwhile, a value
-// the table no longer accepts, the engine closed), nothing of it is
-// applied; the transaction ends either way.
+// transaction. When the commit fails (ErrConflict, a table dropped
+// meanwhile, a value the table no longer accepts, the engine closed),
+// nothing of it is applied; the transaction ends either way.
 func (tx *Tx) Commit() error {
 	if tx.conn.tx != tx {
 		return wrapErr(fmt.Errorf("transaction already ended: %w", metadata.ErrClosed))
 	}
 	var err error
-	if tx.buf != nil && len(tx.buf.Writes()) > 0 {
+	if tx.buf != nil {
 		if err = tx.conn.check(); err == nil {
-			_, err = tx.conn.connector.shared.engine.Commit(context.Background(), tx.buf.Writes())
+			_, err = tx.buf.Commit(context.Background())
 			err = wrapErr(err)
 		}
 	}
@@ -119,4 +147,50 @@ func (c *Conn) readView() *storage.ReadView {
 		return nil
 	}
 	return c.tx.view
+}
+
+// savepoint runs SAVEPOINT, ROLLBACK TO SAVEPOINT and RELEASE SAVEPOINT
+// as MySQL does. SAVEPOINT marks the transaction's writes so far (a name
+// in use moves to here); ROLLBACK TO drops everything buffered after the
+// mark — writes, keys read FOR UPDATE, and the rows they count against —
+// and the savepoints set after it, keeping the one named; RELEASE drops
+// the savepoint and those set after it, keeping the writes. Names compare
+// case-insensitively. Outside a transaction SAVEPOINT does nothing (the
+// statement is its own transaction) and the other two find no savepoint.
+func (c *Conn) savepoint(sp *sqlplan.Savepoint) error {
+	tx := c.tx
+	if tx == nil {
+		if sp.Kind == sqlplan.SavepointSet {
+			return nil
+		}
+		return fmt.Errorf("SAVEPOINT %s does not exist: there is no transaction open: %w", sp.Name, metadata.ErrNotFound)
+	}
+	i := len(tx.savepoints) - 1
+	for i >= 0 && !strings.EqualFold(tx.savepoints[i].name, sp.Name) {
+		i--
+	}
+	switch sp.Kind {
+	case sqlplan.SavepointSet:
+		if i >= 0 {
+			tx.savepoints = slices.Delete(tx.savepoints, i, i+1)
+		}
+		var mark storage.BufferMark
+		if tx.buf != nil {
+			mark = tx.buf.Mark()
+		}
+		tx.savepoints = append(tx.savepoints, savepoint{name: sp.Name, mark: mark})
+		return nil
+	}
+	if i < 0 {
+		return fmt.Errorf("SAVEPOINT %s does not exist: %w", sp.Name, metadata.ErrNotFound)
+	}
+	if sp.Kind == sqlplan.SavepointRelease {
+		tx.savepoints = tx.savepoints[:i]
+		return nil
+	}
+	if tx.buf != nil {
+		tx.buf.Restore(tx.savepoints[i].mark)
+	}
+	tx.savepoints = tx.savepoints[:i+1]
+	return nil
 }

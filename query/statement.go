@@ -126,6 +126,9 @@ func (s *Session) bindSelect(ctx context.Context, sel *sqlplan.Select, args []sq
 // bound plan when it is a point lookup (a prepared statement keeps its
 // shape).
 func (s *Session) Select(ctx context.Context, sel *sqlplan.Select, args []sqlplan.Arg, onLookup func(*sqlplan.SelectPlan)) (*Result, error) {
+	if err := s.lockRows(ctx, sel, args); err != nil {
+		return nil, err
+	}
 	sp, err := s.bindSelect(ctx, sel, args)
 	if err != nil {
 		return nil, err
