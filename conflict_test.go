@@ -227,7 +227,7 @@ func TestTxSavepoints(t *testing.T) {
 	require.ErrorIs(t, err, fluss.ErrNotFound, "s2 came after s1: gone")
 	require.EqualValues(t, 1, affected(t)(tx.Exec(`INSERT INTO kv VALUES (2, 'b')`)), "key 2 is new again")
 	_, err = tx.Exec(`ROLLBACK TO s1`)
-	require.NoError(t, err, "s1 stays after a rollback to it")
+	require.NoError(t, err, "s1 stays after a rollback to it, and the failed RELEASE after it is undone")
 	// The key read FOR UPDATE after s1 no longer counts.
 	mustExec(t, db, `UPDATE kv SET v = 'NINE' WHERE k = 9`)
 	// A name in use moves: rolling back to s1 now keeps row 4.
@@ -241,8 +241,14 @@ func TestTxSavepoints(t *testing.T) {
 	require.NoError(t, err)
 	_, err = tx.Exec(`RELEASE SAVEPOINT s1`)
 	require.NoError(t, err)
+	_, err = tx.Exec(`SAVEPOINT s3`)
+	require.NoError(t, err)
 	_, err = tx.Exec(`ROLLBACK TO SAVEPOINT s1`)
 	require.ErrorIs(t, err, fluss.ErrNotFound, "released")
+	// The failed statement is behind s3: rolled back to it, the
+	// transaction may commit.
+	_, err = tx.Exec(`ROLLBACK TO SAVEPOINT s3`)
+	require.NoError(t, err)
 	require.NoError(t, tx.Commit())
 	require.Equal(t, []string{"1|a", "4|d", "9|NINE"}, txRows(t, db, `SELECT k, v FROM kv`))
 	require.Equal(t, []string{"1"}, txRows(t, db, `SELECT n FROM lt`))
@@ -264,6 +270,32 @@ func TestTxErrorCommitsNothing(t *testing.T) {
 	require.ErrorIs(t, err, fluss.ErrSyntax)
 	require.NoError(t, tx.Rollback())
 	require.Empty(t, txRows(t, db, `SELECT k FROM kv`))
+
+	// An ORM that keeps a statement's error on the side and commits
+	// anyway (GORM's Transaction when the function returns nil after a
+	// failed nested one): the Commit fails and nothing is committed.
+	for _, failing := range []func(tx *sql.Tx) error{
+		func(tx *sql.Tx) error { _, err := tx.Exec(`SAVEPOINTX sp1`); return err },
+		func(tx *sql.Tx) error { _, err := tx.Exec(`INSERT INTO kv VALUES (NULL)`); return err },
+		func(tx *sql.Tx) error { _, err := tx.Query(`SELECT nope FROM kv`); return err },
+		func(tx *sql.Tx) error { _, err := tx.Prepare(`SELEC 1`); return err },
+		func(tx *sql.Tx) error { _, err := tx.Exec(`ROLLBACK TO SAVEPOINT nope`); return err },
+	} {
+		tx, err := db.Begin()
+		require.NoError(t, err)
+		_, err = tx.Exec(`INSERT INTO kv VALUES (1)`)
+		require.NoError(t, err)
+		require.Error(t, failing(tx))
+		_, err = tx.Exec(`INSERT INTO kv VALUES (2)`)
+		require.NoError(t, err, "statements still run, as in MySQL")
+		err = tx.Commit()
+		require.Error(t, err)
+		require.ErrorContains(t, err, "nothing was committed")
+		var fe *fluss.Error
+		require.True(t, errors.As(err, &fe))
+		require.NotEqual(t, fluss.CodeInternal, fe.Code, "the failure's own code")
+		require.Empty(t, txRows(t, db, `SELECT k FROM kv`))
+	}
 
 	// The driver connection itself: ResetSession, which database/sql
 	// calls before reusing a connection, ends a transaction left open.

@@ -57,7 +57,9 @@ func (c *Conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, e
 	}
 	st, err := c.connector.stmts.parse(query)
 	if err != nil {
-		return nil, wrapSQLErr(err, query)
+		err = wrapSQLErr(err, query)
+		c.noteErr(err)
+		return nil, err
 	}
 	return &Stmt{conn: c, text: query, parsed: st}, nil
 }

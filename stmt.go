@@ -115,10 +115,13 @@ func toArgs(args []driver.NamedValue) []sqlplan.Arg {
 func (s *Stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
 	c := s.conn.connector
 	if !c.observed() {
-		return s.exec(ctx, args)
+		res, err := s.exec(ctx, args)
+		s.conn.noteErr(err)
+		return res, err
 	}
 	start := time.Now()
 	res, err := s.exec(ctx, args)
+	s.conn.noteErr(err)
 	info := QueryInfo{SQL: s.text, Args: len(args), Duration: time.Since(start), Err: err}
 	if r, ok := res.(result); ok {
 		info.Rows = r.ExecResult.RowsAffected
@@ -167,6 +170,7 @@ func (s *Stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driv
 	start := time.Now()
 	rows, err := s.queryContext(ctx, args)
 	if err != nil {
+		s.conn.noteErr(err)
 		if s.conn.connector.observed() {
 			s.conn.connector.observe(ctx, QueryInfo{SQL: s.text, Args: len(args), Duration: time.Since(start), Err: err})
 		}

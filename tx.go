@@ -66,12 +66,18 @@ type Tx struct {
 	readOnly bool
 	// savepoints are the transaction's savepoints, oldest first.
 	savepoints []savepoint
+	// failed is the first error a statement of the transaction returned
+	// (nil: none, or rolled back to a savepoint set before it): Commit
+	// then commits nothing.
+	failed error
 }
 
-// savepoint is a named point of the transaction's write buffer.
+// savepoint is a named point of the transaction's write buffer, and
+// whether a statement had failed by then.
 type savepoint struct {
-	name string
-	mark storage.BufferMark
+	name   string
+	mark   storage.BufferMark
+	failed error
 }
 
 var _ driver.Tx = (*Tx)(nil)
@@ -115,6 +121,9 @@ func (tx *Tx) Commit() error {
 	if tx.conn.tx != tx {
 		return wrapErr(fmt.Errorf("transaction already ended: %w", metadata.ErrClosed))
 	}
+	if tx.failed != nil {
+		return errors.Join(tx.failedCommitErr(), tx.end())
+	}
 	var err error
 	if tx.buf != nil {
 		if err = tx.conn.check(); err == nil {
@@ -123,6 +132,28 @@ func (tx *Tx) Commit() error {
 		}
 	}
 	return errors.Join(err, tx.end())
+}
+
+// failedCommitErr is Commit's error after a statement of the
+// transaction failed: with the failure's code, wrapping it.
+func (tx *Tx) failedCommitErr() error {
+	cause := wrapErr(tx.failed)
+	fe, ok := cause.(*Error)
+	if !ok { // a context error
+		return wrapErr(fmt.Errorf("commit after a statement of the transaction failed: nothing was committed, the transaction is rolled back: %w", cause))
+	}
+	return &Error{Code: fe.Code, Pos: -1, err: fe,
+		Msg: "commit after a statement of the transaction failed (" + fe.Msg + "): nothing was committed, the transaction is rolled back; roll back to a savepoint set before the failure to go on instead"}
+}
+
+// noteErr records that a statement of the connection's transaction
+// returned err to database/sql: the transaction then commits nothing,
+// whatever the caller does next (an ORM that keeps the error on the side
+// and commits anyway), unless it rolls back to a savepoint set before it.
+func (c *Conn) noteErr(err error) {
+	if err != nil && c.tx != nil && c.tx.failed == nil && !errors.Is(err, driver.ErrBadConn) {
+		c.tx.failed = err
+	}
 }
 
 // Rollback drops the buffered writes and ends the transaction.
@@ -178,7 +209,7 @@ func (c *Conn) savepoint(sp *sqlplan.Savepoint) error {
 		if tx.buf != nil {
 			mark = tx.buf.Mark()
 		}
-		tx.savepoints = append(tx.savepoints, savepoint{name: sp.Name, mark: mark})
+		tx.savepoints = append(tx.savepoints, savepoint{name: sp.Name, mark: mark, failed: tx.failed})
 		return nil
 	}
 	if i < 0 {
@@ -191,6 +222,7 @@ func (c *Conn) savepoint(sp *sqlplan.Savepoint) error {
 	if tx.buf != nil {
 		tx.buf.Restore(tx.savepoints[i].mark)
 	}
+	tx.failed = tx.savepoints[i].failed
 	tx.savepoints = tx.savepoints[:i+1]
 	return nil
 }

@@ -144,6 +144,8 @@ func TestTxRefusesDDLAndCall(t *testing.T) {
 	tx, err := db.Begin()
 	require.NoError(t, err)
 	defer tx.Rollback()
+	_, err = tx.Exec(`SAVEPOINT before`)
+	require.NoError(t, err)
 	for _, q := range []string{
 		`CREATE TABLE other (id BIGINT)`,
 		`DROP TABLE kv`,
@@ -155,7 +157,10 @@ func TestTxRefusesDDLAndCall(t *testing.T) {
 	}
 	_, err = tx.Query(`CALL sys.kv_snapshot('kv')`)
 	require.ErrorIs(t, err, fluss.ErrUnsupported)
-	// The transaction is still usable, and nothing happened.
+	// Rolled back to the savepoint before the failures, the transaction
+	// goes on, and nothing happened.
+	_, err = tx.Exec(`ROLLBACK TO SAVEPOINT before`)
+	require.NoError(t, err)
 	_, err = tx.Exec(`INSERT INTO kv VALUES (1, 'a')`)
 	require.NoError(t, err)
 	require.NoError(t, tx.Commit())
@@ -279,8 +284,12 @@ func TestTxCommitAtomicAcrossPartitionsAndTables(t *testing.T) {
 			require.NoError(t, err)
 			defer dbStmt.Close()
 			require.EqualValues(t, 0, affected(t)(tx.Stmt(dbStmt).Exec(14, "v14")), "buffered key 14 already has v14")
+			_, err = tx.Exec(`SAVEPOINT s`)
+			require.NoError(t, err)
 			_, err = tx.Exec(`DELETE FROM ev WHERE id = 100`)
 			require.ErrorIs(t, err, fluss.ErrUnsupported, "a log table refuses DELETE")
+			_, err = tx.Exec(`ROLLBACK TO SAVEPOINT s`)
+			require.NoError(t, err, "the failure is behind the savepoint: the transaction may commit")
 
 			// Nothing is visible to another connection before Commit, nor
 			// to the transaction itself.
@@ -366,9 +375,13 @@ func TestTxUpdateAfterOwnWriteRefused(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 2, affected(t)(tx.Exec(`UPDATE kv SET n = n + 10`)))
 	for _, q := range []string{`UPDATE kv SET n = n + 10`, `DELETE FROM kv WHERE k = 1`} {
+		_, err = tx.Exec(`SAVEPOINT s`)
+		require.NoError(t, err)
 		_, err = tx.Exec(q)
 		require.ErrorIs(t, err, fluss.ErrUnsupported, q)
 		require.ErrorContains(t, err, "after this transaction wrote to it", q)
+		_, err = tx.Exec(`ROLLBACK TO SAVEPOINT s`)
+		require.NoError(t, err)
 	}
 	// Other tables, and inserts into this one, still work.
 	require.EqualValues(t, 1, affected(t)(tx.Exec(`DELETE FROM other WHERE k = 1`)))

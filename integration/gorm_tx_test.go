@@ -76,6 +76,19 @@ func TestGormNestedTransaction(t *testing.T) {
 			require.ErrorIs(t, err, errInner)
 			require.Equal(t, []string{"a", "b", "c", "d"}, namesIn())
 
+			// A statement fails and the function drops its error: GORM
+			// still calls Commit; the driver commits nothing, and the
+			// Transaction's error says so.
+			err = db.Transaction(func(tx *gorm.DB) error {
+				if err := tx.Create(&User{Name: "x"}).Error; err != nil {
+					return err
+				}
+				_ = tx.Exec("SELEC 1").Error
+				return nil
+			})
+			require.ErrorContains(t, err, "nothing was committed")
+			require.Equal(t, []string{"a", "b", "c", "d"}, namesIn())
+
 			// SavePoint and RollbackTo called directly.
 			tx := db.Begin()
 			require.NoError(t, tx.Error)
