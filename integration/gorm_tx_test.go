@@ -6,6 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/flusslite/fluss"
 )
 
 // TestGormNestedTransaction: GORM's nested Transaction runs through
@@ -100,4 +103,34 @@ func TestGormNestedTransaction(t *testing.T) {
 			require.Equal(t, []string{"a", "b", "c", "d", "g"}, namesIn())
 		})
 	}
+}
+
+// TestGormLockingConflict: GORM's clause.Locking reads FOR UPDATE and FOR
+// SHARE; a row so read that another commit changes makes the
+// transaction's Commit fail with ErrConflict, and a retry succeeds.
+func TestGormLockingConflict(t *testing.T) {
+	db := openGorm(t, true)
+	require.NoError(t, db.AutoMigrate(&User{}))
+	require.NoError(t, db.Create(&User{Name: "ann", Age: 30}).Error)
+	attempts := 0
+	err := db.Transaction(func(tx *gorm.DB) error {
+		attempts++
+		var u User
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).First(&u, "name = ?", "ann").Error; err != nil {
+			return err
+		}
+		var n int64
+		if err := tx.Model(&User{}).Clauses(clause.Locking{Strength: "SHARE"}).Count(&n).Error; err != nil {
+			return err
+		}
+		require.EqualValues(t, 1, n)
+		// Another connection changes the row read FOR UPDATE.
+		require.NoError(t, db.Model(&User{}).Where("id = ?", u.ID).Update("age", 31).Error)
+		return tx.Create(&User{Name: "bob"}).Error
+	})
+	require.ErrorIs(t, err, fluss.ErrConflict)
+	require.Equal(t, 1, attempts)
+	var us []User
+	require.NoError(t, db.Order("id").Find(&us).Error)
+	require.Equal(t, []string{"ann"}, names(us), "nothing of the losing transaction")
 }
