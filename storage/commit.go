@@ -458,9 +458,7 @@ func (e *Engine) mergeWrite(entry *tableEntry, p *preparedWrite, dest []*commitB
 		if err != nil {
 			return 0, fmt.Errorf("row %d: key: %w", r+1, err)
 		}
-		if ck != nil {
-			ck.write(entry.Info.Path, key)
-		}
+		ck.write(entry.Info.Path, key)
 		old, ok := cb.state[string(key)]
 		if !ok {
 			if old, err = e.kvGet(entry, key); err != nil {

@@ -100,14 +100,22 @@ type commitConflicts struct {
 	writtenPaths, readPaths []metadata.TablePath
 }
 
-// write adds a key the commit writes.
+// write adds a key the commit writes. A nil c (no view is open and the
+// commit is no transaction's) keeps nothing, so a writer calls it
+// unconditionally.
 func (c *commitConflicts) write(path metadata.TablePath, key []byte) {
+	if c == nil {
+		return
+	}
 	c.written = append(c.written, string(key))
 	c.writtenPaths = append(c.writtenPaths, path)
 }
 
 // readForUpdate adds a key the transaction read FOR UPDATE.
 func (c *commitConflicts) readForUpdate(path metadata.TablePath, key []byte) {
+	if c == nil {
+		return
+	}
 	c.read = append(c.read, string(key))
 	c.readPaths = append(c.readPaths, path)
 }

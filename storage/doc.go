@@ -30,6 +30,15 @@
 //     Writers of one bucket are serialised; a commit locks its buckets in
 //     one global order (table, partition, bucket), so commits of disjoint
 //     buckets run in parallel.
+//   - Conflicts: a transaction's commit (WriteBuffer.Commit, over a
+//     WriteView) fails with ErrConflict, applying nothing, when a key it
+//     upserts or deletes, or one it named with WriteBuffer.Lock, was
+//     written by a commit after its view's cut (conflict.go): first
+//     committer wins. The check and the recording of a commit's keys run
+//     once it holds its bucket locks, before anything is applied. Keys
+//     are KV-store keys; whatever else two transactions must not both
+//     write (a unique index entry) joins by adding its KV key to the
+//     commit's commitConflicts. Appends never conflict.
 //   - A failed commit is rolled back in every bucket it touched (files
 //     truncated to where they were). When the roll back or an fsync fails,
 //     the engine refuses further writes (ErrReadOnly, wrapping the cause):
