@@ -19,6 +19,8 @@ func requireConflict(t *testing.T, err error) {
 	require.ErrorIs(t, err, fluss.ErrConflict)
 	var fe *fluss.Error
 	require.True(t, errors.As(err, &fe))
+	_, top := err.(*fluss.Error)
+	require.True(t, top, "a *fluss.Error itself: %T", err)
 	require.Equal(t, fluss.CodeConflict, fe.Code)
 	require.Equal(t, "conflict", fe.Code.String())
 }
@@ -291,8 +293,8 @@ func TestTxErrorCommitsNothing(t *testing.T) {
 		err = tx.Commit()
 		require.Error(t, err)
 		require.ErrorContains(t, err, "nothing was committed")
-		var fe *fluss.Error
-		require.True(t, errors.As(err, &fe))
+		fe, ok := err.(*fluss.Error)
+		require.True(t, ok, "a *fluss.Error: %T", err)
 		require.NotEqual(t, fluss.CodeInternal, fe.Code, "the failure's own code")
 		require.Empty(t, txRows(t, db, `SELECT k FROM kv`))
 	}

@@ -1,6 +1,7 @@
 package fluss
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -122,7 +123,7 @@ func (tx *Tx) Commit() error {
 		return wrapErr(fmt.Errorf("transaction already ended: %w", metadata.ErrClosed))
 	}
 	if tx.failed != nil {
-		return errors.Join(tx.failedCommitErr(), tx.end())
+		return joinEnd(tx.failedCommitErr(), tx.end())
 	}
 	var err error
 	if tx.buf != nil {
@@ -131,7 +132,16 @@ func (tx *Tx) Commit() error {
 			err = wrapErr(err)
 		}
 	}
-	return errors.Join(err, tx.end())
+	return joinEnd(err, tx.end())
+}
+
+// joinEnd joins Commit's error with the error of ending the transaction;
+// either alone comes back as it is, a *Error.
+func joinEnd(err, endErr error) error {
+	if err == nil || endErr == nil {
+		return cmp.Or(err, endErr)
+	}
+	return errors.Join(err, endErr)
 }
 
 // failedCommitErr is Commit's error after a statement of the
