@@ -148,12 +148,12 @@ func joinEnd(err, endErr error) error {
 // transaction failed: with the failure's code, wrapping it.
 func (tx *Tx) failedCommitErr() error {
 	cause := wrapErr(tx.failed)
-	fe, ok := cause.(*Error)
-	if !ok { // a context error
-		return wrapErr(fmt.Errorf("commit after a statement of the transaction failed: nothing was committed, the transaction is rolled back: %w", cause))
+	code, msg := CodeCanceled, cause.Error() // a context error
+	if fe, ok := cause.(*Error); ok {
+		code, msg = fe.Code, fe.Msg
 	}
-	return &Error{Code: fe.Code, Pos: -1, err: fe,
-		Msg: "commit after a statement of the transaction failed (" + fe.Msg + "): nothing was committed, the transaction is rolled back; roll back to a savepoint set before the failure to go on instead"}
+	return &Error{Code: code, Pos: -1, err: cause,
+		Msg: "commit after a statement of the transaction failed (" + msg + "): nothing was committed, the transaction is rolled back; roll back to a savepoint set before the failure to go on instead"}
 }
 
 // noteErr records that a statement of the connection's transaction
