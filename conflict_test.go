@@ -165,6 +165,20 @@ func TestTxForUpdate(t *testing.T) {
 	mustExec(t, db, `DELETE FROM acct WHERE id = 1`)
 	requireConflict(t, tx.Commit())
 
+	// A prepared point lookup FOR UPDATE: its first run binds it in full,
+	// later ones go through the kept lookup; each locks the key it found.
+	tx, err = db.Begin()
+	require.NoError(t, err)
+	st, err := tx.Prepare(`SELECT bal FROM acct WHERE id = ? FOR UPDATE`)
+	require.NoError(t, err)
+	for _, id := range []int{2, 3} {
+		var bal int64
+		require.NoError(t, st.QueryRow(id).Scan(&bal))
+	}
+	require.NoError(t, st.Close())
+	mustExec(t, db, `UPDATE acct SET bal = 302 WHERE id = 3`)
+	requireConflict(t, tx.Commit())
+
 	// Outside a transaction, and in a read-only one: a plain read.
 	require.Equal(t, []string{"2"}, txRows(t, db, `SELECT bal FROM acct WHERE id = 2 FOR UPDATE`))
 	ro, err := db.BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})

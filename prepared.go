@@ -66,6 +66,15 @@ func (s *Stmt) lookupRows(ctx context.Context, args []sqlplan.Arg) (rows *Rows, 
 	if err != nil {
 		return nil, true, err
 	}
+	if sel, _ := s.parsed.(*sqlplan.Select); found && sel != nil && sel.Lock != sqlplan.LockNone {
+		// SELECT ... FOR UPDATE: the key found joins the transaction's
+		// conflict check, as the full path's key read adds it.
+		if tx := s.conn.tx; tx != nil && tx.buf != nil {
+			if err := tx.buf.Lock(ctx, pl.key.Path(), [][]any{key}); err != nil {
+				return nil, true, err
+			}
+		}
+	}
 	var vals []driver.Value
 	if found && !pl.empty {
 		conv := converter{loc: s.conn.connector.cfg.Location}

@@ -268,15 +268,6 @@ func (s *Stmt) query(ctx context.Context, args []sqlplan.Arg) (*Rows, error) {
 		}
 		return newRows(ctx, res.Columns, res, s.converter()), nil
 	}
-	if sel.Lock != sqlplan.LockNone && s.conn.tx != nil {
-		// The session reads a locking SELECT's keys into the
-		// transaction's conflict check; the kept lookup does not.
-		res, err := s.conn.session().Select(ctx, sel, args, nil)
-		if err != nil {
-			return nil, err
-		}
-		return newRows(ctx, res.Columns, res, s.converter()), nil
-	}
 	if rows, ok, err := s.lookupRows(ctx, args); ok {
 		return rows, err
 	}

@@ -105,6 +105,9 @@ func NewKeyLookup(info *metadata.TableInfo, columns []int) (*KeyLookup, error) {
 	return l, nil
 }
 
+// Path is the table the lookup reads.
+func (l *KeyLookup) Path() metadata.TablePath { return l.path }
+
 // LookupKey is Lookup through a prepared lookup: the live row of the key
 // held in the primary-key columns of keyRow (values of the columns'
 // types), or found=false. A NULL key value, or a partition that does not
