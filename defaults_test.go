@@ -256,3 +256,36 @@ func TestInsertColumnListIntoKeyTableInTx(t *testing.T) {
 	require.NoError(t, tx.Commit())
 	require.Equal(t, []string{"1|ann|100|z", "2|bob|0|y"}, txRows(t, db, `SELECT * FROM acc`))
 }
+
+// UPDATE ... SET col = DEFAULT sets the column's default (the statement's
+// time for CURRENT_TIMESTAMP), NULL for a nullable column without one,
+// and is refused for a NOT NULL column without one.
+func TestUpdateSetDefault(t *testing.T) {
+	db, _ := openDB(t)
+	mustExec(t, db, `CREATE TABLE u (id INT, status STRING NOT NULL DEFAULT 'new', n INT, m INT NOT NULL,
+		at TIMESTAMP_LTZ(6) DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (id) NOT ENFORCED)`)
+	mustExec(t, db, `INSERT INTO u VALUES (1, 'done', 5, 6, '2020-01-01 00:00:00'), (2, 'x', 7, 8, '2020-01-01 00:00:00')`)
+	before := time.Now().Truncate(time.Microsecond)
+	res := mustExec(t, db, `UPDATE u SET status = DEFAULT, n = DEFAULT, at = DEFAULT WHERE id = 1`)
+	after := time.Now()
+	n, err := res.RowsAffected()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n)
+	require.Equal(t, []string{"1|new|<nil>|6", "2|x|7|8"}, txRows(t, db, `SELECT id, status, n, m FROM u`))
+	var at time.Time
+	require.NoError(t, db.QueryRow(`SELECT at FROM u WHERE id = 1`).Scan(&at))
+	require.False(t, at.Before(before) || at.After(after), "%v not in [%v, %v]", at, before, after)
+
+	_, err = db.Exec(`UPDATE u SET m = DEFAULT WHERE id = 1`)
+	require.ErrorIs(t, err, fluss.ErrConstraint)
+	require.ErrorContains(t, err, "UPDATE sets NOT NULL column m to DEFAULT, and the column has no default")
+	_, err = db.Exec(`UPDATE u SET n = 1 WHERE status = DEFAULT`)
+	require.Error(t, err, "DEFAULT is a value of SET alone")
+
+	tx, err := db.Begin()
+	require.NoError(t, err)
+	_, err = tx.Exec(`UPDATE u SET status = DEFAULT WHERE id = 2`)
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit())
+	require.Equal(t, []string{"1|new", "2|new"}, txRows(t, db, `SELECT id, status FROM u`))
+}

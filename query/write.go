@@ -116,8 +116,19 @@ func (s *Session) update(ctx context.Context, u *sqlplan.Update, args []sqlplan.
 	for i, c := range cols {
 		exprs[i] = &sqlplan.ColumnRef{Name: c.Name, Index: i, T: c.Type}
 	}
+	var defaults []any
 	for _, a := range plan.Set {
 		exprs[a.Column] = a.Expr
+		if !a.Default {
+			continue
+		}
+		if defaults == nil {
+			// One CURRENT_TIMESTAMP for the statement, as an INSERT's.
+			if defaults, err = plan.Table.Schema.DefaultRow(time.Now(), s.Location); err != nil {
+				return 0, fmt.Errorf("table %s: %w", plan.Table.Path, err)
+			}
+		}
+		exprs[a.Column] = &sqlplan.Literal{Value: defaults[a.Column], T: cols[a.Column].Type}
 	}
 	rows, err := s.readRows(ctx, plan.Read, exprs)
 	if err != nil {
