@@ -718,3 +718,39 @@ func TestPinKvSnapshotKeepsItAcrossNewSnapshots(t *testing.T) {
 	_, err = e.PinKvSnapshot(tb, 0)
 	require.ErrorIs(t, err, metadata.ErrNotFound)
 }
+
+// A catalog with a column DEFAULT is written as version 3, which a
+// release without defaults refuses instead of rewriting it without them;
+// reopened, the defaults are there. A catalog without any stays version 1.
+func TestCatalogKeepsDefaults(t *testing.T) {
+	dir := t.TempDir()
+	version := func() string {
+		data, err := os.ReadFile(filepath.Join(dir, catalogFile))
+		require.NoError(t, err)
+		for line := range strings.SplitSeq(string(data), "\n") {
+			if strings.Contains(line, `"version"`) {
+				return strings.TrimSpace(line)
+			}
+		}
+		return ""
+	}
+	func() {
+		e, _ := testEngine(t, dir, nil)
+		defer e.Close()
+		createPK(t, e, "plain", nil)
+		require.Equal(t, `"version": 1,`, version())
+		_, err := e.CreateTable(ctx, metadata.TableDescriptor{
+			Path: path("d"),
+			Schema: metadata.Schema{Columns: []metadata.Column{
+				col("id", metadata.IntType()), {Name: "s", Type: metadata.StringType(), Default: &metadata.ColumnDefault{Value: "x", Quoted: true}},
+			}, PrimaryKey: []string{"id"}},
+		}, false)
+		require.NoError(t, err)
+	}()
+	require.Equal(t, `"version": 3,`, version())
+	e, _ := testEngine(t, dir, nil)
+	defer e.Close()
+	info, err := e.TableInfo(ctx, path("d"))
+	require.NoError(t, err)
+	require.Equal(t, &metadata.ColumnDefault{Value: "x", Quoted: true}, info.Schema.Columns[1].Default)
+}
