@@ -65,8 +65,9 @@ type SelectPlan struct {
 }
 
 // InsertPlan is an INSERT bound to its table. For VALUES, Rows are full
-// rows in schema order (columns not listed are nil), each value converted
-// to its column's type; for INSERT ... SELECT, Select is set and query
+// rows in schema order (columns not listed are nil, and so are those
+// DefaultColumns and DefaultCells name until query fills them in), each
+// value converted to its column's type; for INSERT ... SELECT, Select is set and query
 // runs it and converts its rows with SelectRow.
 type InsertPlan struct {
 	Table metadata.TableInfo
