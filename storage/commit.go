@@ -133,9 +133,10 @@ type preparedWrite struct {
 	pk       bool
 	// lock marks the keys of rows read FOR UPDATE (shaped as a delete):
 	// checked for conflicts, applied as nothing.
-	lock   bool
-	target []int // columns of a partial update; nil: whole rows
-	routed routedRows
+	lock     bool
+	target   []int // columns of a partial update; nil: whole rows
+	defaults []any // the row a new key of a partial update starts from
+	routed   routedRows
 }
 
 // wrap names the write in a commit of several; a single write's errors
@@ -185,6 +186,8 @@ func (e *Engine) prepareWrites(writes []Write) ([]*preparedWrite, error) {
 			if w.Kind == WriteDelete {
 				only = info.PrimaryKeyIndexes()
 			} else if p.target, err = partialColumns(info, w.Upsert.TargetColumns); err != nil {
+				return nil, p.wrap(err)
+			} else if p.defaults, err = newKeyDefaults(info, p.target, w.Upsert.Defaults); err != nil {
 				return nil, p.wrap(err)
 			} else {
 				only = p.target
@@ -446,7 +449,7 @@ func (e *Engine) commitLocked(preps []*preparedWrite, entries []*tableEntry, vie
 // Every key the write names, changed or not, joins ck (when not nil).
 func (e *Engine) mergeWrite(entry *tableEntry, p *preparedWrite, dest []*commitBucket, ck *commitConflicts) (int64, error) {
 	del := p.w.Kind == WriteDelete
-	m := newMerger(&entry.Info, p.target)
+	m := newMerger(&entry.Info, p.target, p.defaults)
 	kc := newKeyCodec(&entry.Info)
 	var affected int64
 	for r, cb := range dest {
@@ -475,7 +478,10 @@ func (e *Engine) mergeWrite(entry *tableEntry, p *preparedWrite, dest []*commitB
 			affected++
 			continue
 		}
-		next, changed := m.upsert(old, in)
+		next, changed, err := m.upsert(old, in)
+		if err != nil {
+			return 0, fmt.Errorf("row %d: %w", r+1, err)
+		}
 		if !changed {
 			continue
 		}
