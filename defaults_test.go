@@ -246,9 +246,15 @@ func TestInsertColumnListIntoKeyTableInTx(t *testing.T) {
 	mustExec(t, db, `INSERT INTO acc VALUES (1, 'ann', 100, 'x')`)
 	tx, err := db.Begin()
 	require.NoError(t, err)
+	// A failed statement makes Commit fail unless the transaction rolls
+	// back to a savepoint set before it.
+	_, err = tx.Exec(`SAVEPOINT s`)
+	require.NoError(t, err)
 	_, err = tx.Exec(`INSERT INTO acc (id, tag) VALUES (2, 'y')`)
 	require.ErrorIs(t, err, fluss.ErrConstraint, "the error comes at Exec, not at Commit")
 	require.ErrorContains(t, err, "column owner of table fluss.acc is NOT NULL and has no default")
+	_, err = tx.Exec(`ROLLBACK TO SAVEPOINT s`)
+	require.NoError(t, err)
 	_, err = tx.Exec(`INSERT INTO acc (id, owner) VALUES (2, 'bob')`)
 	require.NoError(t, err)
 	_, err = tx.Exec(`INSERT INTO acc (id, tag) VALUES (2, 'y'), (1, 'z')`)
