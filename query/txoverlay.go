@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/flusslite/fluss/exec"
 	"github.com/flusslite/fluss/metadata"
@@ -179,6 +180,73 @@ type txOverlay struct {
 	tail   arrow.RecordBatch
 	inDone bool
 	sent   bool
+	// first holds the values of the first primary-key column among the
+	// buffered keys, for a column of integers or strings: a row whose
+	// first key value is none of them is not buffered, which rules out
+	// most rows of a scan without encoding their keys. nil: no such test.
+	first *firstKeys
+}
+
+// firstKeys is a set of first key values, of integers or of strings.
+type firstKeys struct {
+	col  int // the table column
+	ints map[int64]struct{}
+	strs map[string]struct{}
+}
+
+// newFirstKeys collects the first key values of the buffered keys; nil
+// when the first key column is of another type.
+func newFirstKeys(d *txDelta) (*firstKeys, error) {
+	pk := d.table.PrimaryKeyIndexes()
+	types := make([]metadata.DataType, len(pk))
+	for i, c := range pk {
+		types[i] = d.table.Schema.Columns[c].Type
+	}
+	f := &firstKeys{col: pk[0]}
+	switch types[0].Root {
+	case metadata.TinyInt, metadata.SmallInt, metadata.Int, metadata.BigInt:
+		f.ints = make(map[int64]struct{}, len(d.Keys))
+	case metadata.Char, metadata.String:
+		f.strs = make(map[string]struct{}, len(d.Keys))
+	default:
+		return nil, nil
+	}
+	for k := range d.Keys {
+		vals, err := metadata.DecodeOrderedKey(types, []byte(k))
+		if err != nil {
+			return nil, fmt.Errorf("buffered key of %s: %w", d.table.Path, err)
+		}
+		switch v := vals[0].(type) {
+		case int64:
+			f.ints[v] = struct{}{}
+		case string:
+			f.strs[v] = struct{}{}
+		}
+	}
+	return f, nil
+}
+
+// test returns the test of row i of arr, the first key column of a
+// batch: false when no buffered key has its value. nil when arr is not of
+// the expected kind.
+func (f *firstKeys) test(arr arrow.Array) func(i int) bool {
+	ints := func(v int64) bool { _, ok := f.ints[v]; return ok }
+	switch a := arr.(type) {
+	case *array.Int8:
+		return func(i int) bool { return ints(int64(a.Value(i))) }
+	case *array.Int16:
+		return func(i int) bool { return ints(int64(a.Value(i))) }
+	case *array.Int32:
+		return func(i int) bool { return ints(int64(a.Value(i))) }
+	case *array.Int64:
+		return func(i int) bool { return ints(a.Value(i)) }
+	case *array.String:
+		if f.strs == nil {
+			return nil
+		}
+		return func(i int) bool { _, ok := f.strs[a.Value(i)]; return ok }
+	}
+	return nil
 }
 
 // newTxOverlay wraps the scan in of a plan whose table the transaction
@@ -189,6 +257,12 @@ func newTxOverlay(in exec.Operator, p *scanPlan, proj []int) (*txOverlay, error)
 	o := &txOverlay{in: in, delta: d, layout: exec.NewLayout(len(cols), proj)}
 	for _, c := range cols {
 		o.types = append(o.types, c.Type)
+	}
+	if d.keyer != nil {
+		var err error
+		if o.first, err = newFirstKeys(d); err != nil {
+			return nil, err
+		}
 	}
 	rows := d.rows(p.pd.PartitionFilter, p.pd.Pushed)
 	if len(rows) == 0 {
@@ -248,10 +322,20 @@ func (o *txOverlay) hide(b exec.Batch) (exec.Batch, error) {
 	n := int(rec.NumRows())
 	var sel []int32
 	dropped := false
+	var maybe func(int) bool
+	if o.first != nil {
+		maybe = o.first.test(rec.Column(o.layout[o.first.col]))
+	}
 	for i := 0; i < b.NumRows(); i++ {
 		row := i
 		if b.Sel != nil {
 			row = int(b.Sel[i])
+		}
+		if maybe != nil && !maybe(row) {
+			if dropped {
+				sel = append(sel, int32(row))
+			}
+			continue
 		}
 		k, err := o.delta.keyer.Key(func(c int) any {
 			return metadata.ValueAt(rec.Column(o.layout[c]), o.types[c], row)
