@@ -186,6 +186,8 @@ func TestTxReadsOwnWrites(t *testing.T) {
 		// The view's rows come first, then the buffered ones in order.
 		require.Equal(t, []string{"3", "5"}, renderRows(t, tx, false, `SELECT id FROM ev WHERE kind = 'x' AND id > 1`))
 		require.Equal(t, []string{"x|3", "y|1", "z|1"}, txRows(t, tx, `SELECT kind, COUNT(*) FROM ev GROUP BY kind`))
+		require.Equal(t, []string{"5"}, txRows(t, tx, `SELECT COUNT(*) FROM ev`))
+		require.Equal(t, []string{"1"}, txRows(t, tx, `SELECT 1 FROM ev WHERE id = 5`))
 		require.Contains(t, explainText(t, tx, `SELECT id FROM ev WHERE kind = 'x'`), "TxOverlay: 3 rows (this transaction's buffered appends, read after the view's rows)")
 		// INSERT ... SELECT reads them too.
 		require.EqualValues(t, 3, affected(t)(tx.Exec(`INSERT INTO ev SELECT id + 10, 'w' FROM ev WHERE kind = 'x'`)))
@@ -304,6 +306,8 @@ func TestTxOwnWritesDifferential(t *testing.T) {
 		`SELECT * FROM lt WHERE a >= 2`,
 		`SELECT COUNT(*) FROM (SELECT id FROM kt ORDER BY id LIMIT 3) d`,
 		`SELECT id FROM kt WHERE id IN (SELECT id FROM lt)`,
+		`SELECT COUNT(*) FROM lt`,
+		`SELECT COUNT(*) FROM kt WHERE p <> 'x'`,
 	}
 	parts := []string{"'x'", "'y'", "'z'"}
 	write := func() string {

@@ -816,13 +816,18 @@ func (s *Session) openNoFrom(sp *sqlplan.SelectPlan) (exec.Operator, error) {
 }
 
 // BuildRecord builds one record batch of rows, in canonical form, with
-// cols' names, types and nullability.
+// cols' names, types and nullability; with no columns, a batch of
+// len(rows) rows.
 func BuildRecord(cols []metadata.Column, rows [][]any) (arrow.RecordBatch, error) {
 	mcols := make([]metadata.Column, len(cols))
 	for i, c := range cols {
 		mcols[i] = metadata.Column{Name: c.Name, Type: c.Type, NotNull: c.NotNull}
 	}
 	schema := metadata.ArrowSchema(mcols)
+	if len(cols) == 0 {
+		// No column to count them by: the batch says how many rows.
+		return array.NewRecordBatch(schema, nil, int64(len(rows))), nil
+	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
 	for _, row := range rows {
