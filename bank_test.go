@@ -93,8 +93,13 @@ func runBank(t *testing.T, forUpdate bool) {
 		if len(bal) != 2 {
 			return false, fmt.Errorf("transfer %d read %d accounts of %d and %d", tid, len(bal), a, b)
 		}
-		if _, err := tx.Exec(`INSERT INTO accounts VALUES (?, ?), (?, ?)`, a, bal[a]-amount, b, bal[b]+amount); err != nil {
-			return false, err
+		for _, u := range []struct {
+			id  int
+			bal int64
+		}{{a, bal[a] - amount}, {b, bal[b] + amount}} {
+			if _, err := tx.Exec(`UPDATE accounts SET balance = ? WHERE id = ?`, u.bal, u.id); err != nil {
+				return false, err
+			}
 		}
 		if _, err := tx.Exec(`INSERT INTO transfers VALUES (?, ?, ?, ?)`, tid, a, b, amount); err != nil {
 			return false, err
