@@ -237,8 +237,12 @@ func TestTxSavepoints(t *testing.T) {
 	require.NoError(t, err)
 	_, err = tx.Exec(`INSERT INTO kv VALUES (3, 'c')`)
 	require.NoError(t, err)
+	require.Equal(t, []string{"1|a", "2|b", "3|c", "9|nine"}, txRows(t, tx, `SELECT k, v FROM kv`))
 	_, err = tx.Exec(`ROLLBACK WORK TO SAVEPOINT s1`)
 	require.NoError(t, err)
+	// The transaction's reads no longer see what it rolled back.
+	require.Equal(t, []string{"1|a", "9|nine"}, txRows(t, tx, `SELECT k, v FROM kv`))
+	require.Equal(t, []string{"1"}, txRows(t, tx, `SELECT n FROM lt`))
 	_, err = tx.Exec(`RELEASE SAVEPOINT s2`)
 	require.ErrorIs(t, err, fluss.ErrNotFound, "s2 came after s1: gone")
 	require.EqualValues(t, 1, affected(t)(tx.Exec(`INSERT INTO kv VALUES (2, 'b')`)), "key 2 is new again")
