@@ -302,6 +302,8 @@ func (p *parser) parseStatement() (Statement, error) {
 		s = &Use{Database: db}
 	case p.acceptKeyword("CALL"):
 		s, err = p.call()
+	case p.acceptKeyword("SET"):
+		s, err = p.set()
 	default:
 		return nil, p.errAt(t, "expected a statement")
 	}
@@ -363,6 +365,12 @@ func (p *parser) drop() (Statement, error) {
 		if err != nil {
 			return nil, err
 		}
+		// MySQL reads and ignores RESTRICT and CASCADE here (GORM's
+		// DropTable sends CASCADE): what depends on a table is its
+		// children's foreign keys, which foreign_key_checks governs.
+		if !p.acceptKeyword("CASCADE") {
+			p.acceptKeyword("RESTRICT")
+		}
 		return &DropTable{Table: path, IfExists: ie}, nil
 	case p.acceptKeyword("VIEW"):
 		return p.dropView()
@@ -380,6 +388,9 @@ func (p *parser) alter() (Statement, error) {
 	}
 	switch {
 	case p.acceptKeyword("ADD"):
+		if st, ok, err := p.alterConstraint(path, true); ok {
+			return st, err
+		}
 		if p.acceptKeyword("IF", "NOT", "EXISTS") {
 			if err := p.expectKeyword("PARTITION"); err != nil {
 				return nil, err
@@ -416,6 +427,9 @@ func (p *parser) alter() (Statement, error) {
 		}
 		return &AddColumn{Table: path, Column: col}, nil
 	case p.acceptKeyword("DROP"):
+		if st, ok, err := p.alterConstraint(path, false); ok {
+			return st, err
+		}
 		ie := p.acceptKeyword("IF", "EXISTS")
 		if err := p.expectKeyword("PARTITION"); err != nil {
 			return nil, err
@@ -442,6 +456,9 @@ func (p *parser) show() (Statement, error) {
 	case p.acceptKeyword("PARTITIONS"):
 		path, err := p.tablePath()
 		return &ShowPartitions{Table: path}, err
+	case p.acceptKeyword("VARIABLES"), p.acceptKeyword("SESSION", "VARIABLES"), p.acceptKeyword("GLOBAL", "VARIABLES"),
+		p.acceptKeyword("LOCAL", "VARIABLES"):
+		return p.showVariables()
 	case p.acceptKeyword("CREATE"):
 		view := p.acceptKeyword("VIEW")
 		if !view {
@@ -452,7 +469,7 @@ func (p *parser) show() (Statement, error) {
 		path, err := p.tablePath()
 		return &ShowCreateTable{Table: path, View: view}, err
 	}
-	return nil, p.expected("DATABASES, TABLES, PARTITIONS, CREATE TABLE or CREATE VIEW")
+	return nil, p.expected("DATABASES, TABLES, PARTITIONS, VARIABLES, CREATE TABLE or CREATE VIEW")
 }
 
 func (p *parser) call() (Statement, error) {
@@ -522,9 +539,10 @@ func (p *parser) numberAt(t token, text string) (Expr, error) {
 // createTable parses what follows CREATE TABLE, in Fluss's form (Flink
 // SQL) or MySQL's as ORMs emit it: MySQL's type names (typeNames),
 // AUTO_INCREMENT (the table option auto-increment.fields), PRIMARY KEY
-// without NOT ENFORCED, and secondary INDEX, KEY, UNIQUE, FOREIGN KEY and
-// CHECK clauses and ENGINE or character-set options, which are accepted
-// without effect and named in the statement's Notes.
+// without NOT ENFORCED, FOREIGN KEY clauses (recorded in the
+// descriptor's ForeignKeys, not enforced), and secondary INDEX, KEY,
+// UNIQUE and CHECK clauses and ENGINE or character-set options, which
+// are accepted without effect and named in the statement's Notes.
 func (p *parser) createTable() (Statement, error) {
 	s := &CreateTable{IfNotExists: p.acceptKeyword("IF", "NOT", "EXISTS")}
 	d := &s.Table
@@ -565,6 +583,17 @@ func (p *parser) createTable() (Statement, error) {
 			p.indexType()
 			p.notEnforced()
 			d.Schema.PrimaryKey, pkToks = keys, toks
+		case p.isForeignKey():
+			name := ""
+			if p.i > elem+1 {
+				name = p.toks[elem+1].text // CONSTRAINT name FOREIGN KEY
+			}
+			fk, err := p.foreignKey(name)
+			if err != nil {
+				return nil, err
+			}
+			d.ForeignKeys = append(d.ForeignKeys, fk)
+			s.Notes = append(s.Notes, foreignKeyNote(fk))
 		case p.isTableConstraint(p.peek()):
 			note, err := p.skipElement(t)
 			if err != nil {
@@ -750,8 +779,6 @@ func ignoredNote(clause, kind string) string {
 		why = "fluss enforces no constraint but the primary key, which upserts"
 	case "UNIQUE":
 		why = "fluss enforces no uniqueness but the primary key's, which upserts"
-	case "FOREIGN":
-		why = "fluss enforces no foreign keys"
 	case "CHECK":
 		why = "fluss enforces no CHECK constraints"
 	case "ENGINE":

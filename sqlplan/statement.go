@@ -299,6 +299,9 @@ func (s *CreateTable) format(open, sep, close string) string {
 	if len(d.Schema.PrimaryKey) > 0 {
 		b.WriteString(sep + "PRIMARY KEY (" + quoteIdents(d.Schema.PrimaryKey) + ") NOT ENFORCED")
 	}
+	for _, fk := range d.ForeignKeys {
+		b.WriteString(sep + formatForeignKey(fk))
+	}
 	b.WriteString(close + ")")
 	if d.Comment != "" {
 		b.WriteString(" COMMENT " + quoteString(d.Comment))
