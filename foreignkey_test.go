@@ -66,8 +66,8 @@ func TestForeignKeysRecorded(t *testing.T) {
 		require.Equal(t, []string{"1"}, rowsOf(t, conn, hasConstraint, "fluss", "orders", "fk_users_orders"))
 		require.Equal(t, []string{"0"}, rowsOf(t, conn, hasConstraint, "fluss", "users", "fk_users_orders"))
 		// UNIQUE constraints come from the recorded indexes.
-		require.Equal(t, []string{"PRIMARY|PRIMARY KEY", "idx_email|UNIQUE"}, rowsOf(t, conn,
-			"SELECT constraint_name, constraint_type FROM information_schema.table_constraints WHERE table_name = 'users' ORDER BY constraint_type"))
+		require.Equal(t, []string{"PRIMARY|PRIMARY KEY|YES", "idx_email|UNIQUE|NO"}, rowsOf(t, conn,
+			"SELECT constraint_name, constraint_type, enforced FROM information_schema.table_constraints WHERE table_name = 'users' ORDER BY constraint_type"))
 		require.Equal(t, []string{
 			"PRIMARY|id|1|<nil>|<nil>|<nil>",
 			"fk_users_orders|user_id|1|fluss|users|id",

@@ -47,8 +47,8 @@ var infoSchemaTables = map[string][]metadata.Column{
 	},
 	// table_constraints lists each table's primary key (PRIMARY), its
 	// UNIQUE indexes and its foreign keys, as MySQL does: GORM's
-	// HasConstraint asks it. enforced is NO for a foreign key, which
-	// fluss records but never checks.
+	// HasConstraint asks it. enforced is NO for a foreign key and a
+	// UNIQUE index, which fluss records but never checks.
 	"table_constraints": {
 		{Name: "constraint_catalog", Type: metadata.StringType(), NotNull: true},
 		{Name: "constraint_schema", Type: metadata.StringType(), NotNull: true},
@@ -325,13 +325,15 @@ func constraintRows(ctx context.Context, s *Session, table, catalog string, info
 		if !ix.Unique {
 			continue
 		}
-		typ := "UNIQUE"
+		// A recorded UNIQUE index is not built, so nothing enforces it;
+		// the primary key is (one row per key).
+		typ, enforced := "UNIQUE", "NO"
 		if ix.Name == "PRIMARY" {
-			typ = "PRIMARY KEY"
+			typ, enforced = "PRIMARY KEY", "YES"
 		}
 		switch table {
 		case "table_constraints":
-			rows = append(rows, []any{catalog, db, ix.Name, db, name, typ, "YES"})
+			rows = append(rows, []any{catalog, db, ix.Name, db, name, typ, enforced})
 		case "key_column_usage":
 			for i, c := range ix.Columns {
 				rows = append(rows, []any{catalog, db, ix.Name, catalog, db, name, c, int64(i + 1), nil, nil, nil, nil})

@@ -724,7 +724,7 @@ func (p *parser) indexType() {
 }
 
 // isTableConstraint reports whether t starts one of MySQL's table
-// elements that fluss accepts without effect: INDEX, KEY, UNIQUE,
+// elements other than a column and the primary key: INDEX, KEY, UNIQUE,
 // FULLTEXT, SPATIAL, FOREIGN KEY or CHECK. A column may carry such a name
 // (`key` VARCHAR(10)): the word followed by a data type is a column.
 // t is the next token.
