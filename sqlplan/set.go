@@ -2,6 +2,7 @@ package sqlplan
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/flusslite/fluss/metadata"
@@ -37,15 +38,12 @@ func (*Set) NumInput() int { return 0 }
 func (s *Set) String() string {
 	parts := make([]string, len(s.Assignments))
 	for i, a := range s.Assignments {
-		v := a.Value
-		if a.Quoted {
-			v = quoteString(v)
-		}
+		v := setText(a.Value, a.Quoted)
 		switch a.Name {
 		case "names":
 			parts[i] = "NAMES " + v
 			if a.Collate != "" {
-				parts[i] += " COLLATE " + a.Collate
+				parts[i] += " COLLATE " + setText(a.Collate, false)
 			}
 		case "character set":
 			parts[i] = "CHARACTER SET " + v
@@ -54,6 +52,17 @@ func (s *Set) String() string {
 		}
 	}
 	return "SET " + strings.Join(parts, ", ")
+}
+
+// setText renders a value of SET so that it reads back the same.
+func setText(v string, quoted bool) string {
+	if quoted {
+		return "'" + literalEscaper.Replace(v) + "'" // SET lexes as MySQL does
+	}
+	if _, err := strconv.ParseFloat(v, 64); err == nil {
+		return v
+	}
+	return metadata.QuoteIdent(v) // a word; backquoted unless plain
 }
 
 // set reads what follows SET.
@@ -81,11 +90,10 @@ func (p *parser) assignment() (VarAssignment, error) {
 	switch {
 	case p.acceptKeyword("NAMES"):
 		a.Name = "names"
-		v, _, err := p.setValue()
-		if err != nil {
+		var err error
+		if a.Value, a.Quoted, err = p.setValue(); err != nil {
 			return a, err
 		}
-		a.Value = v
 		if p.acceptKeyword("COLLATE") {
 			if a.Collate, _, err = p.setValue(); err != nil {
 				return a, err
