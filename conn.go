@@ -152,6 +152,7 @@ func (c *Conn) session() *query.Session {
 		Threads:            cfg.Threads,
 		Logger:             c.connector.logger,
 		Vars:               c.vars,
+		Location:           c.location(),
 	}
 	if c.tx != nil {
 		s.View, s.Writes = c.tx.view, c.tx.buf

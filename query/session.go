@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -72,6 +73,10 @@ type Session struct {
 	// VARIABLES); the connection owns them and SET changes them in
 	// place. nil: the defaults, and SET is refused.
 	Vars *Variables
+	// Location is the session's time zone (the connection's loc, which
+	// SET time_zone changes; nil: UTC): a DEFAULT CURRENT_TIMESTAMP of a
+	// TIMESTAMP column takes its wall clock there.
+	Location *time.Location
 	// Exec are the options of the operators above the read: NewSession
 	// sets them from MemoryLimit, with the session as their subquery
 	// runner.
