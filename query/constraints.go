@@ -15,9 +15,17 @@ import (
 // name is named as MySQL names it (<table>_ibfk_<n>), and with
 // foreign_key_checks on each parent must exist with the referenced
 // columns (the table itself, for a key that references its own table).
-func (s *Session) foreignKeys(ctx context.Context, desc *metadata.TableDescriptor) error {
+// A CREATE TABLE IF NOT EXISTS of a table that exists checks nothing: it
+// creates nothing.
+func (s *Session) foreignKeys(ctx context.Context, desc *metadata.TableDescriptor, ifNotExists bool) error {
 	if len(desc.ForeignKeys) == 0 {
 		return nil
+	}
+	checks := s.variables().ForeignKeyChecks
+	if ifNotExists {
+		if _, err := s.Engine.TableInfo(ctx, desc.Path); err == nil {
+			checks = false
+		}
 	}
 	fks := make([]metadata.ForeignKey, len(desc.ForeignKeys))
 	self := metadata.TableInfo{Path: desc.Path, Schema: desc.Schema}
@@ -26,7 +34,7 @@ func (s *Session) foreignKeys(ctx context.Context, desc *metadata.TableDescripto
 		if fk.Name == "" {
 			fk.Name = fmt.Sprintf("%s_ibfk_%d", desc.Path.Table, i+1)
 		}
-		if s.variables().ForeignKeyChecks {
+		if checks {
 			var parent metadata.TableInfo
 			if samePath(fk.RefTable, desc.Path) {
 				parent = self

@@ -33,7 +33,7 @@ func (s *Session) ddl(ctx context.Context, st sqlplan.Statement) error {
 	case *sqlplan.CreateTable:
 		desc := st.Table
 		desc.Path = s.path(desc.Path)
-		if err := s.foreignKeys(ctx, &desc); err != nil {
+		if err := s.foreignKeys(ctx, &desc, st.IfNotExists); err != nil {
 			return err
 		}
 		if _, err := eng.CreateTable(ctx, desc, st.IfNotExists); err != nil {
