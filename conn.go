@@ -190,7 +190,8 @@ func (c *Conn) location() *time.Location {
 // plus the values fluss binds natively: uint64 over MaxInt64, *big.Int,
 // slices and maps for ARRAY and MAP (and []any for ROW), and metadata's
 // canonical values. A time.Time, also one a driver.Valuer returns, is
-// moved into the DSN's loc, as go-sql-driver/mysql converts it: a
+// moved into the connection's loc (the DSN's, or SET time_zone's), as
+// go-sql-driver/mysql converts it: a
 // TIMESTAMP, DATE or TIME takes its wall clock there, and a
 // TIMESTAMP_LTZ keeps its instant either way.
 func (c *Conn) CheckNamedValue(nv *driver.NamedValue) error {

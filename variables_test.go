@@ -114,6 +114,17 @@ func TestSetTimeZoneMovesLoc(t *testing.T) {
 		name, _ := lt.Zone()
 		require.Equal(t, c.zone, name, "TIMESTAMP_LTZ is returned in %s", c.tz)
 	}
+
+	// A TIMESTAMP's DEFAULT CURRENT_TIMESTAMP takes its wall clock there
+	// too: read back as text it is the TIMESTAMP_LTZ's instant in +05:30.
+	execAll(t, conn, "CREATE TABLE d (id INT, ts TIMESTAMP(3) DEFAULT CURRENT_TIMESTAMP(3), lt TIMESTAMP_LTZ(3) DEFAULT CURRENT_TIMESTAMP(3), PRIMARY KEY (id) NOT ENFORCED)",
+		"SET time_zone = '+05:30'", "INSERT INTO d (id) VALUES (1)")
+	var ts string
+	var lt time.Time
+	require.NoError(t, conn.QueryRowContext(ctx, "SELECT CAST(ts AS CHAR), lt FROM d").Scan(&ts, &lt))
+	require.Equal(t, lt.Format("2006-01-02 15:04:05.000"), ts)
+	name, _ := lt.Zone()
+	require.Equal(t, "+05:30", name)
 }
 
 // A SET lasts as long as its connection: database/sql hands the same
