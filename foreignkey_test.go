@@ -86,7 +86,8 @@ func TestForeignKeysRecorded(t *testing.T) {
 	// The keys are in the catalog: they survive a reopen.
 	require.NoError(t, conn.Close())
 	require.NoError(t, db.Close())
-	_, conn = openConn(t, dir, nil)
+	logs.Reset()
+	_, conn = openConn(t, dir, &logs)
 	check(conn)
 
 	// ALTER TABLE ... ADD CONSTRAINT, as GORM's AutoMigrate sends it for
@@ -94,6 +95,7 @@ func TestForeignKeysRecorded(t *testing.T) {
 	execAll(t, conn, "CREATE TABLE `items` (`id` bigint AUTO_INCREMENT, `order_id` bigint, PRIMARY KEY (`id`))",
 		"ALTER TABLE `items` ADD CONSTRAINT `fk_orders_items` FOREIGN KEY (`order_id`) REFERENCES `orders`(`id`) ON UPDATE SET NULL",
 		"ALTER TABLE items ADD FOREIGN KEY (order_id) REFERENCES orders (id)")
+	require.Contains(t, logs.String(), "ALTER TABLE: recorded CONSTRAINT fk_orders_items FOREIGN KEY")
 	require.Equal(t, []string{"fk_orders_items", "items_ibfk_2"}, rowsOf(t, conn,
 		"SELECT constraint_name FROM information_schema.table_constraints WHERE table_name = 'items' AND constraint_type = 'FOREIGN KEY' ORDER BY constraint_name"))
 	var create string
