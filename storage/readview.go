@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -351,8 +350,9 @@ type WriteBuffer struct {
 	writes []Write
 	// rows is each key touched by a buffered upsert or delete, after the
 	// buffered writes: the row, or nil when deleted. Keyed by table id,
-	// partition name and encoded key.
-	rows map[string][]any
+	// then by the key's primary-key values (TableDelta.Keys): the reads of
+	// the transaction lay them over the view as they are.
+	rows map[int64]map[string][]any
 	// tables are the tables written, by path.
 	tables map[metadata.TablePath]bool
 	// ownRows is set when the rows of the last write are the buffer's own
@@ -363,7 +363,7 @@ type WriteBuffer struct {
 
 // NewWriteBuffer returns an empty buffer counting against the view.
 func (v *ReadView) NewWriteBuffer() *WriteBuffer {
-	return &WriteBuffer{v: v, rows: map[string][]any{}, tables: map[metadata.TablePath]bool{}}
+	return &WriteBuffer{v: v, rows: map[int64]map[string][]any{}, tables: map[metadata.TablePath]bool{}}
 }
 
 // Writes returns the buffered writes in order, consecutive appends to one
@@ -514,23 +514,22 @@ func (b *WriteBuffer) mergeAppend(w Write) bool {
 func (b *WriteBuffer) merge(entry *tableEntry, del bool, m *merger, routed *routedRows) (int64, error) {
 	info := &entry.Info
 	kc := newKeyCodec(info)
+	dk := newDeltaKeyer(info)
 	next := map[string][]any{}
+	buffered := b.rows[info.TableID]
 	var affected int64
 	for r, in := range routed.values {
-		name := ""
-		if routed.partitions != nil {
-			name = routed.partitions[r]
-		}
-		// The buffer's key names the partition by name: a partition an
-		// earlier buffered write creates has no id yet.
-		bufKey, err := kc.key(metadata.TableBucket{TableID: info.TableID, Bucket: int32(routed.buckets[r])}, in)
+		// The buffer keys a row by its whole primary key, partition keys
+		// included: a partition an earlier buffered write creates has no
+		// id yet.
+		bufKey, err := dk.key(in)
 		if err != nil {
 			return 0, fmt.Errorf("row %d: key: %w", r+1, err)
 		}
-		k := string(binary.BigEndian.AppendUint64(nil, uint64(info.TableID))) + name + "\x00" + string(bufKey)
+		k := string(bufKey)
 		old, seen := next[k]
 		if !seen {
-			old, seen = b.rows[k]
+			old, seen = buffered[k]
 		}
 		if !seen {
 			if tb, ok := routedBucket(entry, routed, r); ok {
@@ -561,7 +560,13 @@ func (b *WriteBuffer) merge(entry *tableEntry, del bool, m *merger, routed *rout
 		next[k] = row
 		affected++
 	}
-	maps.Copy(b.rows, next)
+	if len(next) > 0 {
+		if buffered == nil {
+			buffered = map[string][]any{}
+			b.rows[info.TableID] = buffered
+		}
+		maps.Copy(buffered, next)
+	}
 	return affected, nil
 }
 
@@ -572,4 +577,86 @@ func sameChecked(a, b *CheckedRows) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// TableDelta is what a transaction's buffered writes change in one table:
+// what its reads lay over the view. It shares the buffer's rows, which the
+// caller must not change, and is valid until the next write is added.
+type TableDelta struct {
+	// Keys holds, for a primary-key table, every key a buffered upsert or
+	// delete touched, by its primary-key values as DeltaKeyer encodes
+	// them, with its full row after the buffered writes (partial updates
+	// and ON DUPLICATE KEY UPDATE applied), or nil when they delete it. A
+	// row keeps the width of the table when it was buffered.
+	Keys map[string][]any
+	// Appended holds a log table's buffered rows in the order they were
+	// appended, each checked and coerced to its column as Commit will.
+	Appended [][]any
+}
+
+// Len is the number of buffered rows: keys touched, or rows appended.
+func (d TableDelta) Len() int { return len(d.Keys) + len(d.Appended) }
+
+// Delta returns what the buffered writes change in the table info
+// describes (as bound now). ok is false when nothing buffered touches it,
+// which costs one map lookup: a read of a table the transaction did not
+// write lays nothing over the view.
+func (b *WriteBuffer) Delta(info *metadata.TableInfo) (d TableDelta, ok bool, err error) {
+	if !b.tables[info.Path] {
+		return TableDelta{}, false, nil
+	}
+	if info.HasPrimaryKey() {
+		d.Keys = b.rows[info.TableID]
+		return d, len(d.Keys) > 0, nil
+	}
+	for _, w := range b.writes {
+		if w.Kind != WriteAppend || w.Path != info.Path {
+			continue
+		}
+		trusted := w.Checked != nil && w.Checked.TableID == info.TableID && w.Checked.SchemaID == info.SchemaID
+		routed, err := routeRows(info, w.Rows, nil, trusted)
+		if err != nil {
+			return TableDelta{}, false, fmt.Errorf("buffered rows of %s: %w", info.Path, err)
+		}
+		d.Appended = append(d.Appended, routed.values...)
+	}
+	return d, len(d.Appended) > 0, nil
+}
+
+// DeltaKeyer encodes the keys of TableDelta.Keys: a row's primary-key
+// values (partition keys included), ordered-key encoded. Not safe for
+// concurrent use: it reuses its buffers.
+type DeltaKeyer struct {
+	idx   []int
+	types []metadata.DataType
+	vals  []any
+	buf   []byte
+}
+
+// NewDeltaKeyer returns the keyer of a primary-key table.
+func NewDeltaKeyer(info *metadata.TableInfo) *DeltaKeyer { return newDeltaKeyer(info) }
+
+func newDeltaKeyer(info *metadata.TableInfo) *DeltaKeyer {
+	k := &DeltaKeyer{idx: info.PrimaryKeyIndexes()}
+	for _, i := range k.idx {
+		k.types = append(k.types, info.Schema.Columns[i].Type)
+	}
+	k.vals = make([]any, len(k.idx))
+	return k
+}
+
+// Key returns the key of the row whose column c holds value(c); the bytes
+// are valid until the next call. A NULL key value is an error.
+func (k *DeltaKeyer) Key(value func(c int) any) ([]byte, error) {
+	for j, i := range k.idx {
+		k.vals[j] = value(i)
+	}
+	var err error
+	k.buf, err = metadata.AppendOrderedKey(k.buf[:0], k.types, k.vals)
+	return k.buf, err
+}
+
+// key is Key of a full-schema row.
+func (k *DeltaKeyer) key(row []any) ([]byte, error) {
+	return k.Key(func(c int) any { return row[c] })
 }
