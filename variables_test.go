@@ -85,6 +85,15 @@ func TestSetAndShowVariables(t *testing.T) {
 	execAll(t, conn, "SET sql_mode = DEFAULT, time_zone = DEFAULT")
 	require.Equal(t, "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION|SYSTEM",
 		one(conn, "SELECT @@sql_mode, @@time_zone"))
+	// SET is no part of a transaction: it takes effect at once and
+	// stays after a rollback, as in MySQL.
+	tx, err := conn.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	_, err = tx.ExecContext(ctx, "SET foreign_key_checks = 0")
+	require.NoError(t, err)
+	require.NoError(t, tx.Rollback())
+	require.Equal(t, "0", one(conn, "SELECT @@foreign_key_checks"))
+
 	// A view does not depend on the connection.
 	_, err = conn.ExecContext(ctx, "CREATE VIEW v AS SELECT @@version")
 	require.ErrorIs(t, err, metadata.ErrUnsupported)
