@@ -64,6 +64,9 @@ type TableDescriptor struct {
 	// information_schema.statistics lists them and an ORM does not try to
 	// create them again.
 	Indexes []DeclaredIndex
+	// ForeignKeys are the FOREIGN KEY clauses a MySQL-dialect CREATE
+	// TABLE declared: recorded, not enforced (see ForeignKey).
+	ForeignKeys []ForeignKey
 }
 
 // DeclaredIndex is a secondary index (INDEX, KEY, UNIQUE) named in a
@@ -87,7 +90,10 @@ type TableInfo struct {
 	Options       map[string]string `json:"options,omitempty"`
 	Comment       string            `json:"comment,omitempty"`
 	Indexes       []DeclaredIndex   `json:"indexes,omitempty"`
-	CreatedAt     time.Time         `json:"created_at"`
+	// ForeignKeys are recorded, never enforced; a catalog written before
+	// they were recorded has none.
+	ForeignKeys []ForeignKey `json:"foreign_keys,omitempty"`
+	CreatedAt   time.Time    `json:"created_at"`
 	// Config is the parsed form of Options.
 	Config TableConfig `json:"-"`
 }
@@ -317,7 +323,11 @@ func NewTableInfo(desc TableDescriptor, tableID int64, defaultBuckets int, now t
 		Options:       maps.Clone(desc.Options),
 		Comment:       desc.Comment,
 		Indexes:       slices.Clone(desc.Indexes),
+		ForeignKeys:   slices.Clone(desc.ForeignKeys),
 		CreatedAt:     now.UTC(),
+	}
+	if err := checkForeignKeys(&info); err != nil {
+		return TableInfo{}, err
 	}
 	if len(pk) > 0 && len(info.PhysicalPrimaryKey()) == 0 {
 		return TableInfo{}, fmt.Errorf("%w: the primary key (%s) must have a column that is not a partition key", ErrInvalidTable, strings.Join(pk, ", "))

@@ -315,6 +315,8 @@ func (p *parser) parseStatement() (Statement, error) {
 		if err = p.expectKeyword("SAVEPOINT"); err == nil {
 			s, err = p.savepoint(SavepointRelease)
 		}
+	case p.acceptKeyword("SET"):
+		s, err = p.set()
 	default:
 		return nil, p.errAt(t, "expected a statement")
 	}
@@ -385,6 +387,12 @@ func (p *parser) drop() (Statement, error) {
 		if err != nil {
 			return nil, err
 		}
+		// MySQL reads and ignores RESTRICT and CASCADE here (GORM's
+		// DropTable sends CASCADE): what depends on a table is its
+		// children's foreign keys, which foreign_key_checks governs.
+		if !p.acceptKeyword("CASCADE") {
+			p.acceptKeyword("RESTRICT")
+		}
 		return &DropTable{Table: path, IfExists: ie}, nil
 	case p.acceptKeyword("VIEW"):
 		return p.dropView()
@@ -402,6 +410,9 @@ func (p *parser) alter() (Statement, error) {
 	}
 	switch {
 	case p.acceptKeyword("ADD"):
+		if st, ok, err := p.alterConstraint(path, true); ok {
+			return st, err
+		}
 		if p.acceptKeyword("IF", "NOT", "EXISTS") {
 			if err := p.expectKeyword("PARTITION"); err != nil {
 				return nil, err
@@ -442,6 +453,9 @@ func (p *parser) alter() (Statement, error) {
 		}
 		return &AddColumn{Table: path, Column: col}, nil
 	case p.acceptKeyword("DROP"):
+		if st, ok, err := p.alterConstraint(path, false); ok {
+			return st, err
+		}
 		ie := p.acceptKeyword("IF", "EXISTS")
 		if err := p.expectKeyword("PARTITION"); err != nil {
 			return nil, err
@@ -468,6 +482,9 @@ func (p *parser) show() (Statement, error) {
 	case p.acceptKeyword("PARTITIONS"):
 		path, err := p.tablePath()
 		return &ShowPartitions{Table: path}, err
+	case p.acceptKeyword("VARIABLES"), p.acceptKeyword("SESSION", "VARIABLES"), p.acceptKeyword("GLOBAL", "VARIABLES"),
+		p.acceptKeyword("LOCAL", "VARIABLES"):
+		return p.showVariables()
 	case p.acceptKeyword("CREATE"):
 		view := p.acceptKeyword("VIEW")
 		if !view {
@@ -478,7 +495,7 @@ func (p *parser) show() (Statement, error) {
 		path, err := p.tablePath()
 		return &ShowCreateTable{Table: path, View: view}, err
 	}
-	return nil, p.expected("DATABASES, TABLES, PARTITIONS, CREATE TABLE or CREATE VIEW")
+	return nil, p.expected("DATABASES, TABLES, PARTITIONS, VARIABLES, CREATE TABLE or CREATE VIEW")
 }
 
 func (p *parser) call() (Statement, error) {
@@ -548,9 +565,10 @@ func (p *parser) numberAt(t token, text string) (Expr, error) {
 // createTable parses what follows CREATE TABLE, in Fluss's form (Flink
 // SQL) or MySQL's as ORMs emit it: MySQL's type names (typeNames),
 // AUTO_INCREMENT (the table option auto-increment.fields), PRIMARY KEY
-// without NOT ENFORCED, and secondary INDEX, KEY, UNIQUE, FOREIGN KEY and
-// CHECK clauses and ENGINE or character-set options, which are accepted
-// without effect and named in the statement's Notes.
+// without NOT ENFORCED, FOREIGN KEY clauses (recorded in the
+// descriptor's ForeignKeys, not enforced), and secondary INDEX, KEY,
+// UNIQUE and CHECK clauses and ENGINE or character-set options, which
+// are accepted without effect and named in the statement's Notes.
 func (p *parser) createTable() (Statement, error) {
 	s := &CreateTable{IfNotExists: p.acceptKeyword("IF", "NOT", "EXISTS")}
 	d := &s.Table
@@ -591,6 +609,17 @@ func (p *parser) createTable() (Statement, error) {
 			p.indexType()
 			p.notEnforced()
 			d.Schema.PrimaryKey, pkToks = keys, toks
+		case p.isForeignKey():
+			name := ""
+			if p.i > elem+1 {
+				name = p.toks[elem+1].text // CONSTRAINT name FOREIGN KEY
+			}
+			fk, err := p.foreignKey(name)
+			if err != nil {
+				return nil, err
+			}
+			d.ForeignKeys = append(d.ForeignKeys, fk)
+			s.Notes = append(s.Notes, foreignKeyNote(fk))
 		case p.isTableConstraint(p.peek()):
 			note, err := p.skipElement(t)
 			if err != nil {
@@ -721,7 +750,7 @@ func (p *parser) indexType() {
 }
 
 // isTableConstraint reports whether t starts one of MySQL's table
-// elements that fluss accepts without effect: INDEX, KEY, UNIQUE,
+// elements other than a column and the primary key: INDEX, KEY, UNIQUE,
 // FULLTEXT, SPATIAL, FOREIGN KEY or CHECK. A column may carry such a name
 // (`key` VARCHAR(10)): the word followed by a data type is a column.
 // t is the next token.
@@ -776,8 +805,6 @@ func ignoredNote(clause, kind string) string {
 		why = "fluss enforces no constraint but the primary key, which upserts"
 	case "UNIQUE":
 		why = "fluss enforces no uniqueness but the primary key's, which upserts"
-	case "FOREIGN":
-		why = "fluss enforces no foreign keys"
 	case "CHECK":
 		why = "fluss enforces no CHECK constraints"
 	case "ENGINE":

@@ -30,6 +30,11 @@ const (
 	// DEFAULT, views or not: a release without defaults refuses it
 	// rather than rewriting it without them.
 	catalogDefaultsVersion = 3
+	// catalogForeignKeysVersion is the version of a catalog with a
+	// foreign key, defaults and views or not: a release that does not
+	// record foreign keys refuses it rather than rewriting it without
+	// them.
+	catalogForeignKeysVersion = 4
 )
 
 // catalog is the engine's metadata: databases, tables, partitions and the
@@ -238,8 +243,8 @@ func loadCatalog(fsys FS, dir string) (*catalog, error) {
 	if err := json.Unmarshal(buf, c); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", metadata.ErrCorrupt, catalogFile, err)
 	}
-	if c.Version != catalogVersion && c.Version != catalogViewsVersion && c.Version != catalogDefaultsVersion {
-		return nil, fmt.Errorf("%w: %s has version %d, want %d, %d or %d", metadata.ErrCorrupt, catalogFile, c.Version, catalogVersion, catalogViewsVersion, catalogDefaultsVersion)
+	if c.Version < catalogVersion || c.Version > catalogForeignKeysVersion {
+		return nil, fmt.Errorf("%w: %s has version %d, want %d to %d", metadata.ErrCorrupt, catalogFile, c.Version, catalogVersion, catalogForeignKeysVersion)
 	}
 	if c.Databases == nil {
 		c.Databases = map[string]*dbEntry{}
@@ -307,6 +312,9 @@ func (c *catalog) persist(fsys FS, dir string, sync bool) error {
 	if c.hasDefaults() {
 		out.Version = catalogDefaultsVersion
 	}
+	if c.hasForeignKeys() {
+		out.Version = catalogForeignKeysVersion
+	}
 	data, err := json.MarshalIndent(&out, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode catalog: %w", err)
@@ -321,6 +329,18 @@ func (c *catalog) hasDefaults() bool {
 	for _, db := range c.Databases {
 		for _, t := range db.Tables {
 			if t.Info.Schema.HasDefaults() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasForeignKeys reports whether a table has a foreign key.
+func (c *catalog) hasForeignKeys() bool {
+	for _, db := range c.Databases {
+		for _, t := range db.Tables {
+			if len(t.Info.ForeignKeys) > 0 {
 				return true
 			}
 		}
