@@ -249,6 +249,9 @@ func (h *harness) runAll(ctx context.Context) error {
 			return ms(time.Since(start)), err
 		})
 	}
+	if h.want("T1") {
+		h.t1(ctx)
+	}
 	return h.runJoins(ctx)
 }
 

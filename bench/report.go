@@ -18,7 +18,7 @@ import (
 // format prints a figure in its unit.
 func format(v float64, unit string) string {
 	switch unit {
-	case "rows/s", "rows":
+	case "rows/s", "rows", "tx/s":
 		return fmt.Sprintf("%.0f %s", v, unit)
 	case "µs":
 		return fmt.Sprintf("%.1f µs", v)
@@ -157,6 +157,12 @@ func (h *harness) bars() []bar {
 	r1, okR1 := get("RSS@1000000", colFluss)
 	r10, okR10 := get("RSS@10000000", colFluss)
 	check("W1 peak RSS at 10M rows within 1.5x that at 1M", r10, r1, okR10, okR1, 1.5, true, "RSS 10M/1M")
+	for _, n := range t1Workers {
+		id := fmt.Sprintf("T1@%d", n)
+		f, okF := get(id, colFluss)
+		s, okS := get(id, colSQLite)
+		check(id+" transfers/s at least SQLite's", f, s, okF, okS, 1, false, "fluss/SQLite tx/s")
+	}
 	return append(out, h.joinBars(get)...)
 }
 
