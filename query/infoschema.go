@@ -28,8 +28,8 @@ var infoSchemaTables = map[string][]metadata.Column{
 		{Name: "table_comment", Type: metadata.StringType(), NotNull: true},
 	},
 	// statistics lists the primary key (index PRIMARY) and the secondary
-	// indexes a MySQL-dialect CREATE TABLE declared, which fluss records
-	// but never builds: GORM's HasIndex asks it.
+	// indexes (CREATE TABLE, CREATE INDEX, ALTER TABLE ... ADD INDEX):
+	// GORM's HasIndex asks it.
 	"statistics": {
 		{Name: "table_catalog", Type: metadata.StringType(), NotNull: true},
 		{Name: "table_schema", Type: metadata.StringType(), NotNull: true},

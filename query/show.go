@@ -34,6 +34,7 @@ func (s *Session) showCreateTable(ctx context.Context, path metadata.TablePath) 
 		PartitionKeys: info.PartitionKeys,
 		Options:       opts,
 		Comment:       info.Comment,
+		Indexes:       info.Indexes,
 	}}
 	return staticResult([]Column{
 		{Name: "table", Type: metadata.StringType()},

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -73,6 +74,9 @@ type tableEntry struct {
 	// roundRobin is the next bucket of keyless routing; shared by the
 	// copies of one table's entry so it survives catalog changes.
 	roundRobin *atomic.Uint64
+	// uniqueMu is held by a commit to a table with a UNIQUE index from
+	// its check to its write; shared by the copies of one table's entry.
+	uniqueMu *sync.Mutex
 }
 
 func newCatalog() *catalog {
@@ -134,6 +138,9 @@ func (t *tableEntry) prepare() error {
 	}
 	if t.roundRobin == nil {
 		t.roundRobin = new(atomic.Uint64)
+	}
+	if t.uniqueMu == nil {
+		t.uniqueMu = new(sync.Mutex)
 	}
 	return nil
 }

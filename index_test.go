@@ -1,0 +1,192 @@
+package fluss_test
+
+import (
+	"database/sql"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flusslite/fluss"
+)
+
+// requireDuplicate checks that err is the ErrConstraint of a UNIQUE index
+// in MySQL's words.
+func requireDuplicate(t *testing.T, err error, value, index string) {
+	t.Helper()
+	require.Error(t, err)
+	require.ErrorIs(t, err, fluss.ErrConstraint)
+	require.Contains(t, err.Error(), "Duplicate entry '"+value+"' for key '"+index+"'")
+}
+
+const usersDDL = `CREATE TABLE users (id BIGINT PRIMARY KEY, email VARCHAR(64), name VARCHAR(32), age INT,
+	UNIQUE KEY idx_email (email), KEY idx_age (age)) WITH ('bucket.num' = '4')`
+
+func TestUniqueIndexRefusesDuplicates(t *testing.T) {
+	db, dsn := openDB(t)
+	mustExec(t, db, usersDDL)
+	mustExec(t, db, `INSERT INTO users VALUES (1, 'a@x', 'a', 30), (2, 'b@x', 'b', 40)`)
+
+	// Two rows of one statement: nothing of it is stored.
+	_, err := db.Exec(`INSERT INTO users VALUES (3, 'c@x', 'c', 1), (4, 'c@x', 'd', 2)`)
+	requireDuplicate(t, err, "c@x", "idx_email")
+	require.Empty(t, queryAll(t, db, `SELECT id FROM users WHERE id IN (3, 4)`))
+
+	// Against a stored row, in another bucket or not.
+	for id := 10; id < 20; id++ {
+		_, err = db.Exec(`INSERT INTO users VALUES (?, 'a@x', 'z', 1)`, id)
+		requireDuplicate(t, err, "a@x", "idx_email")
+	}
+	_, err = db.Exec(`UPDATE users SET email = 'b@x' WHERE id = 1`)
+	requireDuplicate(t, err, "b@x", "idx_email")
+
+	// A row replacing itself is no duplicate; NULLs never collide; a value
+	// given up can be taken.
+	mustExec(t, db, `INSERT INTO users VALUES (1, 'a@x', 'a2', 31)`)
+	mustExec(t, db, `INSERT INTO users VALUES (5, NULL, 'n1', 1), (6, NULL, 'n2', 1)`)
+	mustExec(t, db, `UPDATE users SET email = 'old@x' WHERE id = 2`)
+	mustExec(t, db, `INSERT INTO users VALUES (7, 'b@x', 'g', 1)`)
+	mustExec(t, db, `DELETE FROM users WHERE id = 7`)
+	mustExec(t, db, `INSERT INTO users VALUES (8, 'b@x', 'h', 1)`)
+	// Swapping two values in one statement is no duplicate either: the
+	// rows are checked as the statement leaves them.
+	mustExec(t, db, `INSERT INTO users VALUES (1, 'old@x', 'a', 31), (2, 'a@x', 'b', 40)`)
+
+	// In a transaction: refused at the latest by its commit, and nothing
+	// of it applied.
+	tx, err := db.Begin()
+	require.NoError(t, err)
+	_, err = tx.Exec(`INSERT INTO users VALUES (20, 'tx@x', 't', 1)`)
+	require.NoError(t, err)
+	_, err = tx.Exec(`INSERT INTO users VALUES (21, 'tx@x', 't', 1)`)
+	if err == nil {
+		err = tx.Commit()
+	} else {
+		require.NoError(t, tx.Rollback())
+	}
+	requireDuplicate(t, err, "tx@x", "idx_email")
+	require.Empty(t, queryAll(t, db, `SELECT id FROM users WHERE id IN (20, 21)`))
+
+	// After reopening, the index still refuses (rebuilt or kept).
+	require.NoError(t, db.Close())
+	db, err = sql.Open("fluss", dsn)
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.Exec(`INSERT INTO users VALUES (30, 'h', 'x', 1)`)
+	require.NoError(t, err)
+	_, err = db.Exec(`INSERT INTO users VALUES (31, 'b@x', 'x', 1)`)
+	requireDuplicate(t, err, "b@x", "idx_email")
+}
+
+func TestUniqueIndexMultiColumnMessage(t *testing.T) {
+	db, _ := openDB(t)
+	mustExec(t, db, `CREATE TABLE m (id INT PRIMARY KEY, a INT, b VARCHAR(8), UNIQUE (a, b))`)
+	mustExec(t, db, `INSERT INTO m VALUES (1, 1, 'x'), (2, 1, 'y'), (3, NULL, 'x'), (4, NULL, 'x')`)
+	_, err := db.Exec(`INSERT INTO m VALUES (5, 1, 'y')`)
+	requireDuplicate(t, err, "1-y", "a")
+}
+
+func TestCreateIndexOnRowsAndDropIndex(t *testing.T) {
+	db, _ := openDB(t)
+	mustExec(t, db, `CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(8), w INT) WITH ('bucket.num' = '3')`)
+	mustExec(t, db, `INSERT INTO t VALUES (1, 'a', 1), (2, 'b', 1), (3, 'a', 2)`)
+
+	// Existing rows violate it: refused, and no index is left behind.
+	_, err := db.Exec(`CREATE UNIQUE INDEX uv ON t (v)`)
+	requireDuplicate(t, err, "a", "uv")
+	mustExec(t, db, `INSERT INTO t VALUES (4, 'a', 3)`)
+
+	mustExec(t, db, `CREATE UNIQUE INDEX uw ON t (w, v)`)
+	_, err = db.Exec(`INSERT INTO t VALUES (5, 'a', 1)`)
+	requireDuplicate(t, err, "1-a", "uw")
+	_, err = db.Exec(`CREATE INDEX uw ON t (v)`)
+	require.ErrorIs(t, err, fluss.ErrExists)
+	mustExec(t, db, `CREATE INDEX IF NOT EXISTS uw ON t (v)`)
+
+	mustExec(t, db, `DROP INDEX uw ON t`)
+	mustExec(t, db, `INSERT INTO t VALUES (5, 'a', 1)`)
+	_, err = db.Exec(`DROP INDEX uw ON t`)
+	require.ErrorIs(t, err, fluss.ErrNotFound)
+	mustExec(t, db, `DROP INDEX IF EXISTS uw ON t`)
+
+	// ALTER TABLE spellings.
+	mustExec(t, db, `ALTER TABLE t ADD UNIQUE INDEX u_id_w (id, w)`)
+	mustExec(t, db, `ALTER TABLE t ADD INDEX iv (v)`)
+	mustExec(t, db, `ALTER TABLE t DROP INDEX iv`)
+	_, err = db.Exec(`ALTER TABLE t ADD UNIQUE KEY u2 (w)`)
+	requireDuplicate(t, err, "1", "u2")
+}
+
+func TestIndexRefusedOnLogTables(t *testing.T) {
+	db, _ := openDB(t)
+	for _, ddl := range []string{
+		`CREATE TABLE l1 (a INT, b INT, UNIQUE (a))`,
+		`CREATE TABLE l2 (a INT UNIQUE, b INT)`,
+		`CREATE TABLE l3 (a INT, b INT, INDEX ia (a))`,
+	} {
+		_, err := db.Exec(ddl)
+		require.Error(t, err, ddl)
+		require.Contains(t, err.Error(), "log table", ddl)
+	}
+	mustExec(t, db, `CREATE TABLE l (a INT, b INT)`)
+	for _, ddl := range []string{`CREATE INDEX ia ON l (a)`, `CREATE UNIQUE INDEX ia ON l (a)`} {
+		_, err := db.Exec(ddl)
+		require.Error(t, err, ddl)
+		require.Contains(t, err.Error(), "log table", ddl)
+	}
+	_, err := db.Exec(`CREATE TABLE p (a INT PRIMARY KEY, b VARCHAR(4), FULLTEXT (b))`)
+	require.ErrorIs(t, err, fluss.ErrUnsupported)
+	_, err = db.Exec(`CREATE TABLE p (a INT PRIMARY KEY, b VARCHAR(4), UNIQUE (b(2)))`)
+	require.ErrorIs(t, err, fluss.ErrUnsupported)
+}
+
+func TestUniqueIndexPartitionedTable(t *testing.T) {
+	db, _ := openDB(t)
+	_, err := db.Exec(`CREATE TABLE pt (id INT, dt VARCHAR(10), email VARCHAR(10), PRIMARY KEY (id, dt), UNIQUE (email)) PARTITIONED BY (dt)`)
+	require.ErrorIs(t, err, fluss.ErrInvalidTable)
+	require.Contains(t, err.Error(), "partition key")
+	mustExec(t, db, `CREATE TABLE pt (id INT, dt VARCHAR(10), email VARCHAR(10), PRIMARY KEY (id, dt), UNIQUE KEY ue (email, dt)) PARTITIONED BY (dt)`)
+	mustExec(t, db, `INSERT INTO pt VALUES (1, 'd1', 'a'), (2, 'd2', 'a')`)
+	_, err = db.Exec(`INSERT INTO pt VALUES (3, 'd1', 'a')`)
+	requireDuplicate(t, err, "a-d1", "ue")
+}
+
+// Two transactions storing one value concurrently: one of them fails.
+func TestUniqueIndexConcurrentTransactions(t *testing.T) {
+	db, _ := openDB(t)
+	mustExec(t, db, usersDDL)
+	for round := range 20 {
+		var (
+			wg   sync.WaitGroup
+			errs [2]error
+		)
+		start := make(chan struct{})
+		for g := range 2 {
+			wg.Go(func() {
+				tx, err := db.Begin()
+				if err != nil {
+					errs[g] = err
+					return
+				}
+				<-start
+				if _, err := tx.Exec(`INSERT INTO users VALUES (?, ?, 'c', 1)`, round*10+g, "v"+string(rune('a'+round))); err != nil {
+					tx.Rollback()
+					errs[g] = err
+					return
+				}
+				errs[g] = tx.Commit()
+			})
+		}
+		close(start)
+		wg.Wait()
+		failed := 0
+		for _, err := range errs {
+			if err != nil {
+				require.ErrorIs(t, err, fluss.ErrConstraint)
+				failed++
+			}
+		}
+		require.Equal(t, 1, failed, "round %d: %v", round, errs)
+		require.Len(t, queryAll(t, db, `SELECT id FROM users WHERE email = ?`, "v"+string(rune('a'+round))), 1)
+	}
+}
