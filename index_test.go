@@ -2,6 +2,9 @@ package fluss_test
 
 import (
 	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"sort"
 	"sync"
 	"testing"
 
@@ -189,4 +192,136 @@ func TestUniqueIndexConcurrentTransactions(t *testing.T) {
 		require.Equal(t, 1, failed, "round %d: %v", round, errs)
 		require.Len(t, queryAll(t, db, `SELECT id FROM users WHERE email = ?`, "v"+string(rune('a'+round))), 1)
 	}
+}
+
+// Reads through an index return what a scan returns, over random rows
+// that keep changing (upserts moving values, deletes, NULLs), for =, IN
+// and a leading column of a two-column index, before and after reopening
+// and inside a transaction's view.
+func TestIndexLookupEqualsScan(t *testing.T) {
+	db, dsn := openDB(t)
+	mustExec(t, db, `CREATE TABLE r (id INT PRIMARY KEY, a INT, b VARCHAR(4), c INT,
+		KEY ia (a), KEY iab (b, a), UNIQUE KEY uc (c)) WITH ('bucket.num' = '3')`)
+	rng := rand.New(rand.NewPCG(1, 2))
+	val := func(n int) any {
+		if rng.IntN(8) == 0 {
+			return nil
+		}
+		return rng.IntN(n)
+	}
+	str := func() any {
+		if rng.IntN(8) == 0 {
+			return nil
+		}
+		return string(rune('a' + rng.IntN(5)))
+	}
+	uniq := 0
+	write := func() {
+		for range 40 {
+			id := rng.IntN(60)
+			switch rng.IntN(4) {
+			case 0:
+				mustExec(t, db, `DELETE FROM r WHERE id = ?`, id)
+			default:
+				uniq++
+				var c any = uniq
+				if rng.IntN(4) == 0 {
+					c = nil
+				}
+				mustExec(t, db, `INSERT INTO r VALUES (?, ?, ?, ?)`, id, val(6), str(), c)
+			}
+		}
+		mustExec(t, db, `UPDATE r SET a = a + 1 WHERE b = 'a'`)
+	}
+	type query struct {
+		where string
+		args  []any
+		keep  func(row []any) bool
+	}
+	eq := func(v, want any) bool { return v != nil && want != nil && fmt.Sprint(v) == fmt.Sprint(want) }
+	check := func(q interface {
+		Query(string, ...any) (*sql.Rows, error)
+	}, label string) {
+		all := scanRows(t, q, `SELECT id, a, b, c FROM r`)
+		var queries []query
+		for range 20 {
+			a, b, c := rng.IntN(6), string(rune('a'+rng.IntN(5))), rng.IntN(uniq+1)
+			a2 := rng.IntN(6)
+			queries = append(queries,
+				query{`a = ?`, []any{a}, func(r []any) bool { return eq(r[1], a) }},
+				query{`a IN (?, ?, NULL)`, []any{a, a2}, func(r []any) bool { return eq(r[1], a) || eq(r[1], a2) }},
+				query{`b = ?`, []any{b}, func(r []any) bool { return eq(r[2], b) }},
+				query{`b = ? AND a = ?`, []any{b, a}, func(r []any) bool { return eq(r[2], b) && eq(r[1], a) }},
+				query{`c = ?`, []any{c}, func(r []any) bool { return eq(r[3], c) }},
+				query{`a = ? AND id > 30`, []any{a}, func(r []any) bool { return eq(r[1], a) && r[0].(int64) > 30 }},
+			)
+		}
+		for _, qq := range queries {
+			var want []string
+			for _, r := range all {
+				if qq.keep(r) {
+					want = append(want, fmt.Sprint(r))
+				}
+			}
+			got := []string{}
+			for _, r := range scanRows(t, q, `SELECT id, a, b, c FROM r WHERE `+qq.where, qq.args...) {
+				got = append(got, fmt.Sprint(r))
+			}
+			sort.Strings(want)
+			sort.Strings(got)
+			if want == nil {
+				want = []string{}
+			}
+			require.Equal(t, want, got, "%s: WHERE %s %v", label, qq.where, qq.args)
+		}
+	}
+	for round := range 5 {
+		write()
+		check(db, fmt.Sprintf("round %d", round))
+	}
+	plan := queryAll(t, db, `EXPLAIN SELECT * FROM r WHERE c = 3`)
+	require.Equal(t, "IndexLookup: [fluss.r] index=uc keys=1", plan[0][0])
+	plan = queryAll(t, db, `EXPLAIN SELECT * FROM r WHERE b IN ('a', 'b') AND a = 1`)
+	require.Equal(t, "IndexLookup: [fluss.r] index=iab keys=2", plan[0][0])
+
+	tx, err := db.Begin()
+	require.NoError(t, err)
+	check(tx, "transaction")
+	require.NoError(t, tx.Rollback())
+
+	require.NoError(t, db.Close())
+	db, err = sql.Open("fluss", dsn)
+	require.NoError(t, err)
+	defer db.Close()
+	check(db, "reopened")
+	write()
+	check(db, "reopened, written")
+}
+
+// scanRows reads every row of a query of (id, a, b, c) as int64 or
+// string values.
+func scanRows(t *testing.T, q interface {
+	Query(string, ...any) (*sql.Rows, error)
+}, query string, args ...any) [][]any {
+	t.Helper()
+	rows, err := q.Query(query, args...)
+	require.NoError(t, err, query)
+	defer rows.Close()
+	var out [][]any
+	for rows.Next() {
+		vals := make([]any, 4)
+		ptrs := make([]any, 4)
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		require.NoError(t, rows.Scan(ptrs...))
+		for i, v := range vals {
+			if b, ok := v.([]byte); ok {
+				vals[i] = string(b)
+			}
+		}
+		out = append(out, vals)
+	}
+	require.NoError(t, rows.Err())
+	return out
 }

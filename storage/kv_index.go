@@ -418,3 +418,120 @@ func (e *Engine) buildIndex(ctx context.Context, t *tableEntry, info *metadata.T
 	}
 	return nil
 }
+
+// IndexLookup returns the live rows (full schema, canonical values) of a
+// primary-key table whose leading columns of the named secondary index
+// hold one of keys (each the values of the first len(key) index columns,
+// in index order; a key with a NULL, or more values than the index has
+// columns, finds nothing), each row once. It reads the KV store, which
+// holds only committed statements. ErrLookupInLake when dropped
+// partitions the lake still holds may hold rows (a scan answers then).
+func (e *Engine) IndexLookup(ctx context.Context, path metadata.TablePath, index string, keys [][]any) ([][]any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cat, err := e.readLock()
+	if err != nil {
+		return nil, err
+	}
+	defer e.mu.RUnlock()
+	return e.indexLookup(cat, e.kv, nil, path, index, keys)
+}
+
+// IndexLookup is Engine.IndexLookup in the view: the rows as they were
+// when the view was taken.
+func (v *ReadView) IndexLookup(ctx context.Context, path metadata.TablePath, index string, keys [][]any) ([][]any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cat, err := v.e.readLock()
+	if err != nil {
+		return nil, err
+	}
+	defer v.e.mu.RUnlock()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.mu.closed || v.mu.ps == nil {
+		return nil, fmt.Errorf("read view of %s: %w", path, metadata.ErrClosed)
+	}
+	return v.e.indexLookup(cat, v.mu.ps, v.broken, path, index, keys)
+}
+
+func (e *Engine) indexLookup(cat *catalog, src pebble.Reader, broken map[metadata.TableBucket]error, path metadata.TablePath, index string, keys [][]any) ([][]any, error) {
+	entry, err := cat.table(path)
+	if err != nil {
+		return nil, err
+	}
+	info := &entry.Info
+	var ix *tableIndex
+	for _, x := range tableIndexes(info) {
+		if strings.EqualFold(x.def.Name, index) {
+			ix = x
+		}
+	}
+	if ix == nil {
+		return nil, fmt.Errorf("%w: index %s of %s", metadata.ErrNotFound, index, path)
+	}
+	if info.Config.DatalakeEnabled && len(entry.LakePartitions) > 0 {
+		return nil, fmt.Errorf("lookup in %s: %w", path, ErrLookupInLake)
+	}
+	if broken == nil {
+		e.kvMu.Lock()
+		for tb, kb := range e.kvBuckets {
+			if tb.TableID == info.TableID && kb.broken != nil {
+				broken = map[metadata.TableBucket]error{tb: kb.broken}
+			}
+		}
+		e.kvMu.Unlock()
+	}
+	var (
+		out  [][]any
+		seen = map[string]bool{}
+	)
+keys:
+	for _, key := range keys {
+		if len(key) == 0 || len(key) > len(ix.cols) {
+			continue
+		}
+		vals := make([]any, len(key))
+		for j, v := range key {
+			if v == nil {
+				continue keys
+			}
+			if vals[j], err = metadata.CoerceValue(ix.types[j], v); err != nil {
+				return nil, fmt.Errorf("lookup in %s: index %s, column %s, value %s: %w", path, ix.def.Name, ix.def.Columns[j], showValue(v), err)
+			}
+		}
+		p, _, err := ix.appendValues(bytes.Clone(ix.prefix), vals)
+		if err != nil {
+			return nil, err
+		}
+		err = indexRowKeys(src, p, func(rowKey []byte) (bool, error) {
+			if seen[string(rowKey)] {
+				return true, nil
+			}
+			if len(broken) > 0 && len(rowKey) > bucketIDSize {
+				tb, _ := parseBucketID(rowKey[1 : 1+bucketIDSize])
+				if err := broken[tb]; err != nil {
+					return false, err
+				}
+			}
+			row, err := kvReadRow(src, entry, rowKey)
+			if err != nil || row == nil {
+				return err == nil, err
+			}
+			for j, c := range ix.cols[:len(vals)] {
+				if row[c] == nil || metadata.Compare(row[c], vals[j]) != 0 {
+					return true, nil // an entry its row no longer backs
+				}
+			}
+			seen[string(rowKey)] = true
+			out = append(out, row)
+			return true, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
