@@ -355,6 +355,10 @@ type WriteBuffer struct {
 	rows map[string][]any
 	// tables are the tables written, by path.
 	tables map[metadata.TablePath]bool
+	// unique maps the value of a UNIQUE index a buffered row took (its
+	// entry prefix) to that row's key in rows; the row may have moved on
+	// since, so a hit is checked against rows.
+	unique map[string]string
 	// ownRows is set when the rows of the last write are the buffer's own
 	// slice (merged appends), which later appends may grow; the slice of
 	// a write as added is its caller's.
@@ -363,7 +367,7 @@ type WriteBuffer struct {
 
 // NewWriteBuffer returns an empty buffer counting against the view.
 func (v *ReadView) NewWriteBuffer() *WriteBuffer {
-	return &WriteBuffer{v: v, rows: map[string][]any{}, tables: map[metadata.TablePath]bool{}}
+	return &WriteBuffer{v: v, rows: map[string][]any{}, tables: map[metadata.TablePath]bool{}, unique: map[string]string{}}
 }
 
 // Writes returns the buffered writes in order, consecutive appends to one
@@ -552,8 +556,113 @@ func (b *WriteBuffer) merge(entry *tableEntry, del bool, target []int, routed *r
 		next[k] = row
 		affected++
 	}
+	if ixs := tableIndexes(info); hasUnique(ixs) {
+		if err := b.checkUnique(entry, ixs, next); err != nil {
+			return 0, err
+		}
+	}
 	maps.Copy(b.rows, next)
 	return affected, nil
+}
+
+// checkUnique refuses (ErrConstraint) the rows next (keyed as rows) when
+// one of them holds a UNIQUE value that another of them holds, or a row
+// the buffer holds, or a row of the view the buffer does not replace; it
+// records their values otherwise. Commit checks again against what is
+// committed by then.
+func (b *WriteBuffer) checkUnique(entry *tableEntry, ixs []*tableIndex, next map[string][]any) error {
+	rowOf := func(k string) ([]any, bool) {
+		if r, ok := next[k]; ok {
+			return r, true
+		}
+		r, ok := b.rows[k]
+		return r, ok
+	}
+	taken := map[string]string{}
+	for _, ix := range ixs {
+		if !ix.def.Unique {
+			continue
+		}
+		for k, row := range next {
+			if row == nil {
+				continue
+			}
+			p, null, err := ix.entryPrefix(row)
+			if err != nil {
+				return err
+			}
+			if null {
+				continue
+			}
+			if other, ok := taken[string(p)]; ok && other != k {
+				return ix.duplicateErr(row)
+			}
+			taken[string(p)] = k
+			if other, ok := b.unique[string(p)]; ok && other != k {
+				if r, _ := rowOf(other); r != nil && ix.sameValues(r, row) {
+					return ix.duplicateErr(row)
+				}
+			}
+			dup, err := b.viewHolds(entry, ix, p, row, rowOf)
+			if err != nil {
+				return err
+			}
+			if dup {
+				return ix.duplicateErr(row)
+			}
+		}
+	}
+	maps.Copy(b.unique, taken)
+	return nil
+}
+
+// viewHolds reports whether a row of the view that the buffer does not
+// replace holds row's values of ix (prefix: their entry prefix).
+func (b *WriteBuffer) viewHolds(entry *tableEntry, ix *tableIndex, prefix []byte, row []any, rowOf func(string) ([]any, bool)) (bool, error) {
+	v := b.v
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.mu.closed || v.mu.ps == nil {
+		return false, fmt.Errorf("read view of %s: %w", entry.Info.Path, metadata.ErrClosed)
+	}
+	var dup bool
+	err := indexRowKeys(v.mu.ps, prefix, func(rowKey []byte) (bool, error) {
+		if k, ok := bufferKey(entry, rowKey); ok {
+			if _, replaced := rowOf(k); replaced {
+				return true, nil
+			}
+		}
+		stored, err := kvReadRow(v.mu.ps, entry, rowKey)
+		if err != nil {
+			return false, err
+		}
+		dup = stored != nil && ix.sameValues(stored, row)
+		return !dup, nil
+	})
+	return dup, err
+}
+
+// bufferKey is the key in WriteBuffer.rows of the row under a Pebble row
+// key: table id, partition name, and the row key with no partition id
+// (see merge). ok is false when the partition is not known.
+func bufferKey(entry *tableEntry, rowKey []byte) (string, bool) {
+	if len(rowKey) < kvPrefixSize {
+		return "", false
+	}
+	tb, ok := parseBucketID(rowKey[1:kvPrefixSize])
+	if !ok {
+		return "", false
+	}
+	name := ""
+	if tb.PartitionID != metadata.NonPartitioned {
+		p, ok := entry.partitionByID(tb.PartitionID)
+		if !ok {
+			return "", false
+		}
+		name = p.Name
+	}
+	key := append(kvDataPrefix(metadata.TableBucket{TableID: tb.TableID, Bucket: tb.Bucket}), rowKey[kvPrefixSize:]...)
+	return string(binary.BigEndian.AppendUint64(nil, uint64(tb.TableID))) + name + "\x00" + string(key), true
 }
 
 // sameChecked reports whether two writes make the same promise about
