@@ -226,7 +226,8 @@ func (r *arrowReader) materialise(b query.Batch) (arrow.RecordBatch, error) {
 // AppendArrow writes the rows of rec into table (qualified, or in conn's
 // current database): appended to a log table, upserted into a primary-key
 // table. rec's columns are matched to the table's by name; a nullable
-// table column rec lacks is written as NULL. Each column must have the
+// table column rec lacks is written as NULL, and one with a DEFAULT is
+// refused (defaults are an INSERT's). Each column must have the
 // Arrow type of its table column. It returns the rows written. Inside a
 // transaction begun on conn the rows are buffered like an INSERT's and
 // written at Commit.

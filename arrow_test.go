@@ -522,3 +522,19 @@ func BenchmarkAppendArrow(b *testing.B) {
 	}
 	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// AppendArrow applies no defaults: a record lacking a column that has one
+// is refused, naming it, rather than writing NULL there.
+func TestAppendArrowRefusesLeftOutDefault(t *testing.T) {
+	_, conn := openArrowDB(t)
+	ctx := context.Background()
+	_, err := conn.ExecContext(ctx, `CREATE TABLE dl (id BIGINT, status STRING DEFAULT 'new')`)
+	require.NoError(t, err)
+	rec := newRecord(t, []arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, func(b *array.RecordBuilder) {
+		b.Field(0).(*array.Int64Builder).AppendValues([]int64{1}, nil)
+	})
+	defer rec.Release()
+	_, err = AppendArrow(ctx, conn, "dl", rec)
+	require.ErrorIs(t, err, ErrConstraint)
+	require.ErrorContains(t, err, "lacks column status of table fluss.dl, which has a DEFAULT")
+}

@@ -147,6 +147,7 @@ func (c *Conn) session() *query.Session {
 		MaxRecordsPerSplit: cfg.MaxRecordsPerSplit,
 		Threads:            cfg.Threads,
 		Logger:             c.connector.logger,
+		Location:           c.location(),
 	}
 	if c.tx != nil {
 		s.View, s.Writes = c.tx.view, c.tx.buf

@@ -15,7 +15,7 @@ func TestCreateTableAsSelect(t *testing.T) {
 	require.EqualValues(t, 4, n)
 	require.Equal(t, []string{"1|a|20", "2|a|40", "3|b|60", "5|c|100"}, txRows(t, db, "SELECT * FROM dst"))
 	// The columns are the query's names and types, nullable.
-	require.Equal(t, []string{"grp|STRING|true||<nil>", "id|BIGINT|true||<nil>", "v2|BIGINT|true||<nil>"}, txRows(t, db, "DESCRIBE dst"))
+	require.Equal(t, []string{"grp|STRING|true||<nil>|<nil>", "id|BIGINT|true||<nil>|<nil>", "v2|BIGINT|true||<nil>|<nil>"}, txRows(t, db, "DESCRIBE dst"))
 
 	// WITH options, a primary key (NOT NULL, an upsert table) and a
 	// placeholder in the query.
@@ -36,7 +36,7 @@ func TestCreateTableAsSelect(t *testing.T) {
 	mustExec(t, db, "CREATE TABLE one AS SELECT 1 AS x, 'y' AS y")
 	require.Equal(t, []string{"1|y"}, txRows(t, db, "SELECT * FROM one"))
 	require.EqualValues(t, 0, affected(t)(db.Exec("CREATE TABLE none AS SELECT * FROM src WHERE id > 100")))
-	require.Equal(t, []string{"grp|STRING|true||<nil>", "id|BIGINT|true||<nil>", "v|INT|true||<nil>"}, txRows(t, db, "DESCRIBE none"))
+	require.Equal(t, []string{"grp|STRING|true||<nil>|<nil>", "id|BIGINT|true||<nil>|<nil>", "v|INT|true||<nil>|<nil>"}, txRows(t, db, "DESCRIBE none"))
 
 	// IF NOT EXISTS leaves an existing table as it is and reads nothing.
 	require.EqualValues(t, 0, affected(t)(db.Exec("CREATE TABLE IF NOT EXISTS one AS SELECT nosuch FROM nosuch")))

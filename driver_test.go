@@ -319,8 +319,8 @@ func TestShowDescribeUse(t *testing.T) {
 	require.Empty(t, queryAll(t, db, `SHOW TABLES`))
 	desc := queryAll(t, db, `DESCRIBE shop.orders`)
 	require.Equal(t, [][]any{
-		{"id", "BIGINT", false, "", "order id"},
-		{"dt", "STRING", true, "PART", nil},
+		{"id", "BIGINT", false, "", nil, "order id"},
+		{"dt", "STRING", true, "PART", nil, nil},
 	}, desc)
 
 	conn, err := db.Conn(context.Background())

@@ -42,7 +42,7 @@ func TestViewCatalogStatements(t *testing.T) {
 	require.Equal(t, []string{"big|id|1|bigint|YES", "big|val|2|int|YES", "grps|grp|1|longtext|YES", "grps|n|2|bigint|NO"},
 		txRows(t, db, "SELECT table_name, column_name, ordinal_position, column_type, is_nullable FROM information_schema.columns WHERE table_name IN ('big', 'grps')"))
 
-	require.Equal(t, []string{"id|BIGINT|true||<nil>", "val|INT|true||<nil>"}, txRows(t, db, "DESCRIBE big"))
+	require.Equal(t, []string{"id|BIGINT|true||<nil>|<nil>", "val|INT|true||<nil>|<nil>"}, txRows(t, db, "DESCRIBE big"))
 	for _, q := range []string{"SHOW CREATE VIEW big", "SHOW CREATE TABLE big"} {
 		var name, stmt string
 		require.NoError(t, db.QueryRow(q).Scan(&name, &stmt), q)
@@ -60,7 +60,7 @@ func TestViewCatalogStatements(t *testing.T) {
 	_, err = db.Exec("CREATE VIEW big AS SELECT 1")
 	requireSentinel(t, err, fluss.ErrExists, "view fluss.big")
 	mustExec(t, db, "CREATE VIEW IF NOT EXISTS big AS SELECT 1")
-	require.Equal(t, []string{"id|BIGINT|true||<nil>", "val|INT|true||<nil>"}, txRows(t, db, "DESCRIBE big"), "IF NOT EXISTS keeps the view")
+	require.Equal(t, []string{"id|BIGINT|true||<nil>|<nil>", "val|INT|true||<nil>|<nil>"}, txRows(t, db, "DESCRIBE big"), "IF NOT EXISTS keeps the view")
 
 	// Statements for tables refuse a view, and DROP VIEW refuses a table.
 	for _, q := range []string{
@@ -82,10 +82,10 @@ func TestViewCatalogStatements(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	require.Equal(t, []string{"big", "grps", "src"}, txRows(t, db, "SHOW TABLES"))
-	require.Equal(t, []string{"id|BIGINT|true||<nil>", "val|INT|true||<nil>"}, txRows(t, db, "DESCRIBE big"))
+	require.Equal(t, []string{"id|BIGINT|true||<nil>|<nil>", "val|INT|true||<nil>|<nil>"}, txRows(t, db, "DESCRIBE big"))
 
 	mustExec(t, db, "CREATE OR REPLACE VIEW big AS SELECT id FROM src")
-	require.Equal(t, []string{"id|BIGINT|true||<nil>"}, txRows(t, db, "DESCRIBE big"))
+	require.Equal(t, []string{"id|BIGINT|true||<nil>|<nil>"}, txRows(t, db, "DESCRIBE big"))
 	mustExec(t, db, "DROP VIEW big")
 	mustExec(t, db, "DROP VIEW IF EXISTS big")
 	_, err = db.Exec("DROP VIEW big")
@@ -122,7 +122,7 @@ func TestViewOfSetOperation(t *testing.T) {
 	require.Equal(t, []string{"1", "2", "3", "4", "9"}, txRows(t, db, "SELECT * FROM ids"))
 	require.Equal(t, []string{"2|2", "3|3"}, txRows(t, db, "SELECT ids.id, common.k FROM ids JOIN common ON ids.id = common.k"))
 	require.Equal(t, []string{"1", "4", "9"}, txRows(t, db, "SELECT id FROM ids WHERE id NOT IN (SELECT k FROM common)"))
-	require.Equal(t, []string{"k|BIGINT|true||<nil>"}, txRows(t, db, "DESCRIBE common"))
+	require.Equal(t, []string{"k|BIGINT|true||<nil>|<nil>"}, txRows(t, db, "DESCRIBE common"))
 	require.Equal(t, []string{"common|CREATE VIEW fluss.common (k) AS SELECT id FROM src INTERSECT SELECT id FROM other"},
 		txRows(t, db, "SHOW CREATE VIEW common"))
 	_, err := db.Exec("CREATE VIEW bad AS SELECT id FROM src UNION SELECT id, id FROM other")

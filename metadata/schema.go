@@ -19,6 +19,10 @@ type Column struct {
 	// about the column: information_schema reports it, so that an ORM
 	// comparing its model with the table sees the type it declared.
 	DeclaredType string `json:"declared_type,omitempty"`
+	// Default is the column's DEFAULT; nil when it has none (a row an
+	// INSERT leaves the column out of holds NULL). Catalogs written
+	// before defaults existed have none.
+	Default *ColumnDefault `json:"default,omitempty"`
 }
 
 // Schema is the ordered list of a table's columns and its primary key.

@@ -329,7 +329,9 @@ func (p TablePath) Validate() error {
 // [ErrInvalidType]; key columns that do not exist [ErrInvalidTable and
 // ErrNotFound]; nested key columns, partition keys of a type Fluss cannot
 // partition by, partition keys outside the primary key, a bucket key
-// outside the physical primary key [ErrInvalidTable]; and every bad option
+// outside the physical primary key [ErrInvalidTable]; a DEFAULT on a
+// primary-key column [ErrInvalidTable] or one that does not fit its
+// column [ErrInvalidValue]; and every bad option
 // [ErrInvalidOption, or ErrUnsupported for features fluss lacks].
 func NewTableInfo(desc TableDescriptor, tableID int64, defaultBuckets int, now time.Time) (TableInfo, error) {
 	if err := desc.Path.Validate(); err != nil {
@@ -368,6 +370,14 @@ func NewTableInfo(desc TableDescriptor, tableID int64, defaultBuckets int, now t
 	for _, name := range pk {
 		c := &schema.Columns[schema.ColumnIndex(name)]
 		c.NotNull = true
+		if c.Default != nil {
+			return TableInfo{}, fmt.Errorf("%w: primary-key column %q takes no DEFAULT: an INSERT into a primary-key table gives every key column", ErrInvalidTable, c.Name)
+		}
+	}
+	for _, c := range schema.Columns {
+		if err := validateDefault(c); err != nil {
+			return TableInfo{}, err
+		}
 	}
 	schema.PrimaryKey = pk
 	partKeys, err := resolveKeyColumns(schema, "partition key", desc.PartitionKeys)

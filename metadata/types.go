@@ -221,6 +221,10 @@ func (t DataType) format(b *strings.Builder) {
 	}
 }
 
+// QuoteString returns s as a SQL string literal: in single quotes, a
+// quote doubled.
+func QuoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
 // QuoteIdent returns name as is when it is a plain identifier, else in
 // backquotes.
 func QuoteIdent(name string) string {

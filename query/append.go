@@ -52,6 +52,9 @@ func (s *Session) AppendRecord(ctx context.Context, table string, rec arrow.Reco
 		if src[i] < 0 && c.NotNull {
 			return 0, fmt.Errorf("AppendArrow: the record lacks NOT NULL column %s of table %s: %w", c.Name, path, metadata.ErrConstraint)
 		}
+		if src[i] < 0 && c.Default != nil {
+			return 0, fmt.Errorf("AppendArrow: the record lacks column %s of table %s, which has a DEFAULT: AppendArrow applies no defaults, the record must carry the column: %w", c.Name, path, metadata.ErrConstraint)
+		}
 	}
 	nrows := int(rec.NumRows())
 	if nrows == 0 {

@@ -208,7 +208,14 @@ func columnRow(catalog string, info *metadata.TableInfo, i int, c metadata.Colum
 	case t.Root == metadata.Time || t.Root == metadata.Timestamp || t.Root == metadata.TimestampLTZ:
 		dtPrecision = int64(t.Precision)
 	}
-	return []any{catalog, info.Path.Database, info.Path.Table, c.Name, int64(i + 1), nil, nullable,
+	var def any
+	if c.Default != nil {
+		def = c.Default.MySQLText(t)
+		if c.Default.IsCurrentTimestamp() && extra == "" {
+			extra = "DEFAULT_GENERATED" // as MySQL 8 marks it
+		}
+	}
+	return []any{catalog, info.Path.Database, info.Path.Table, c.Name, int64(i + 1), def, nullable,
 		dataType, columnType, length, precision, scale, dtPrecision, key, extra, c.Comment}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -68,6 +69,10 @@ type Session struct {
 	// Logger hears what a statement accepts but ignores (CREATE TABLE's
 	// notes); nil: nobody.
 	Logger *slog.Logger
+	// Location is the session's time zone (the DSN's loc; nil: UTC): a
+	// DEFAULT CURRENT_TIMESTAMP of a TIMESTAMP column takes its wall
+	// clock there.
+	Location *time.Location
 	// Exec are the options of the operators above the read: NewSession
 	// sets them from MemoryLimit, with the session as their subquery
 	// runner.

@@ -95,7 +95,11 @@ func (s *Session) describe(ctx context.Context, path metadata.TablePath) (*Resul
 		if c.Comment != "" {
 			comment = c.Comment
 		}
-		rows[i] = []any{c.Name, c.Type.String(), !c.NotNull, strings.Join(key, ","), comment}
+		var def any
+		if c.Default != nil {
+			def = c.Default.SQL()
+		}
+		rows[i] = []any{c.Name, c.Type.String(), !c.NotNull, strings.Join(key, ","), def, comment}
 	}
 	return staticResult(describeColumns, rows)
 }
@@ -106,6 +110,9 @@ var describeColumns = []Column{
 	{Name: "type", Type: metadata.StringType()},
 	{Name: "null", Type: metadata.BooleanType()},
 	{Name: "key", Type: metadata.StringType()},
+	// default is the column's DEFAULT as CREATE TABLE writes it
+	// ('x', 5, TRUE, CURRENT_TIMESTAMP); NULL when it has none.
+	{Name: "default", Type: metadata.StringType(), Nullable: true},
 	{Name: "comment", Type: metadata.StringType(), Nullable: true},
 }
 

@@ -179,7 +179,7 @@ func (s *Session) describeView(ctx context.Context, path metadata.TablePath) (*R
 	}
 	rows := make([][]any, len(cols))
 	for i, c := range cols {
-		rows[i] = []any{c.Name, c.Type.String(), !c.NotNull, "", nil}
+		rows[i] = []any{c.Name, c.Type.String(), !c.NotNull, "", nil, nil}
 	}
 	return staticResult(describeColumns, rows)
 }

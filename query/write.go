@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/sqlplan"
@@ -25,6 +26,10 @@ func (s *Session) InsertValues(ctx context.Context, plan *sqlplan.InsertPlan, ro
 		p.Rows = rows
 		plan = &p
 	}
+	defaults, err := s.fillDefaults(plan, rows)
+	if err != nil {
+		return ExecResult{}, err
+	}
 	lastID, hasID, err := s.fillAutoIncrement(ctx, plan)
 	if err != nil {
 		return ExecResult{}, err
@@ -34,6 +39,7 @@ func (s *Session) InsertValues(ctx context.Context, plan *sqlplan.InsertPlan, ro
 		w.Kind = storage.WriteUpsert
 		if plan.Partial {
 			w.Upsert.TargetColumns = plan.Columns
+			w.Upsert.Defaults = defaults
 		}
 	}
 	// Binding coerced every value to its column and refused NULL in NOT
@@ -44,6 +50,33 @@ func (s *Session) InsertValues(ctx context.Context, plan *sqlplan.InsertPlan, ro
 		return ExecResult{}, err
 	}
 	return ExecResult{RowsAffected: n, LastInsertID: lastID, HasLastInsertID: hasID}, nil
+}
+
+// fillDefaults puts the columns' defaults in the cells of rows that take
+// them (InsertPlan.DefaultColumns and DefaultCells) and returns the
+// statement's default row, which a partial update's new keys take; nil
+// when the table has no defaults. Every CURRENT_TIMESTAMP of the
+// statement is one time, read now, in the session's zone.
+func (s *Session) fillDefaults(plan *sqlplan.InsertPlan, rows [][]any) ([]any, error) {
+	schema := plan.Table.Schema
+	if !schema.HasDefaults() || len(plan.DefaultColumns) == 0 && len(plan.DefaultCells) == 0 && !plan.Partial {
+		return nil, nil
+	}
+	defaults, err := schema.DefaultRow(time.Now(), s.Location)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", plan.Table.Path, err)
+	}
+	for _, row := range rows {
+		for _, c := range plan.DefaultColumns {
+			row[c] = defaults[c]
+		}
+	}
+	for _, cell := range plan.DefaultCells {
+		if cell.Row < len(rows) {
+			rows[cell.Row][cell.Column] = defaults[cell.Column]
+		}
+	}
+	return defaults, nil
 }
 
 // apply writes w now, or buffers it in the session's transaction, and
@@ -83,8 +116,19 @@ func (s *Session) update(ctx context.Context, u *sqlplan.Update, args []sqlplan.
 	for i, c := range cols {
 		exprs[i] = &sqlplan.ColumnRef{Name: c.Name, Index: i, T: c.Type}
 	}
+	var defaults []any
 	for _, a := range plan.Set {
 		exprs[a.Column] = a.Expr
+		if !a.Default {
+			continue
+		}
+		if defaults == nil {
+			// One CURRENT_TIMESTAMP for the statement, as an INSERT's.
+			if defaults, err = plan.Table.Schema.DefaultRow(time.Now(), s.Location); err != nil {
+				return 0, fmt.Errorf("table %s: %w", plan.Table.Path, err)
+			}
+		}
+		exprs[a.Column] = &sqlplan.Literal{Value: defaults[a.Column], T: cols[a.Column].Type}
 	}
 	rows, err := s.readRows(ctx, plan.Read, exprs)
 	if err != nil {

@@ -142,7 +142,8 @@ func (t *LookupTemplate) KeyRow(args []Arg) (row []any, ok bool) {
 
 // InsertTemplate is an INSERT ... VALUES without ON DUPLICATE KEY UPDATE,
 // bound to its table: the target columns, the auto-increment column, the
-// partial-update flag. Rows binds the VALUES of one execution.
+// partial-update flag, the values that take their column's default. Rows
+// binds the VALUES of one execution.
 type InsertTemplate struct {
 	ins  *Insert
 	plan *InsertPlan // without Rows
@@ -192,8 +193,10 @@ func prepareInsert(ctx context.Context, ins *Insert, cat Catalog, currentDB stri
 			seen[i] = true
 			plan.Columns = append(plan.Columns, i)
 		}
-		// A log table gets NULL in every column not listed; a primary-key
-		// table keeps the stored values (partial update), but its key,
+		// A log table gets its default, else NULL, in every column not
+		// listed; a primary-key table keeps the stored values of an
+		// existing key (partial update) and gives a new one the defaults,
+		// which the engine decides as it reads the key. The key,
 		// partition keys included, must be given.
 		for i, c := range cols {
 			if seen[i] {
@@ -207,8 +210,10 @@ func prepareInsert(ctx context.Context, ins *Insert, cat Catalog, currentDB stri
 				return nil, errorf(metadata.ErrConstraint, "primary-key column %s is not listed: an INSERT into primary-key table %s must give every key column", quoteIdent(c.Name), info.Path)
 			case info.HasPrimaryKey():
 				plan.Partial = true
+			case c.Default != nil:
+				plan.DefaultColumns = append(plan.DefaultColumns, i)
 			case c.NotNull:
-				return nil, errorf(metadata.ErrConstraint, "column %s is NOT NULL and the INSERT gives it no value", quoteIdent(c.Name))
+				return nil, errorf(metadata.ErrConstraint, "column %s is NOT NULL, has no default, and the INSERT gives it no value", quoteIdent(c.Name))
 			}
 		}
 		// As in Fluss, only the default merge engine merges partial rows.
@@ -219,6 +224,15 @@ func prepareInsert(ctx context.Context, ins *Insert, cat Catalog, currentDB stri
 	t.given = len(plan.Columns)
 	if ai >= 0 && len(ins.Columns) > 0 && plan.Columns[len(plan.Columns)-1] == ai && !containsFold(ins.Columns, cols[ai].Name) {
 		t.given-- // the generated column appended above
+	}
+	for r, row := range ins.Rows {
+		for j, e := range row {
+			if _, ok := e.(*Default); ok && j < t.given {
+				if ci := plan.Columns[j]; ci != ai && cols[ci].Default != nil {
+					plan.DefaultCells = append(plan.DefaultCells, Cell{Row: r, Column: ci})
+				}
+			}
+		}
 	}
 	return t, nil
 }
@@ -243,7 +257,14 @@ func (t *InsertTemplate) Rows(args []Arg) ([][]any, error) {
 			ci := t.plan.Columns[j]
 			col := cols[ci]
 			if _, ok := e.(*Default); ok {
-				// No column has a default but the generated one.
+				switch {
+				case ci == t.plan.AutoIncrement:
+					// NULL asks for a generated value.
+				case col.Default != nil:
+					continue // a DefaultCell, filled in by query
+				case col.NotNull:
+					return nil, errorf(metadata.ErrConstraint, "row %d, column %s: DEFAULT, but the column is NOT NULL and has no default", r+1, quoteIdent(col.Name))
+				}
 				e = &Literal{}
 			}
 			raw, err := b.constant(e, col.Type)

@@ -33,6 +33,11 @@ type BoundAssignment struct {
 	// or a too long CHAR is an error, never a silent change, and refuses a
 	// NULL result in a NOT NULL column.
 	Expr Expr
+	// Default is true for SET col = DEFAULT of a column that has a
+	// default: Expr is a NULL Literal, which query replaces with the
+	// column's default for the statement before it reads a row. For a
+	// column without one, SET col = DEFAULT is SET col = NULL.
+	Default bool
 }
 
 // DeletePlan is a DELETE bound to its primary-key table. query.Session runs
@@ -82,6 +87,14 @@ func BindUpdate(ctx context.Context, u *Update, cat Catalog, currentDB string, a
 	b := &binder{table: &plan.Table, alias: u.Alias, args: args, clause: inSet, ctx: ctx, cat: cat, currentDB: orDefault(currentDB)}
 	for _, a := range u.Set {
 		i := info.Schema.ColumnIndex(a.Column)
+		if _, ok := a.Expr.(*Default); ok {
+			c := cols[i]
+			if c.Default == nil && c.NotNull {
+				return nil, errorf(metadata.ErrConstraint, "UPDATE sets NOT NULL column %s to DEFAULT, and the column has no default", quoteIdent(c.Name))
+			}
+			plan.Set = append(plan.Set, BoundAssignment{Column: i, Expr: &Literal{}, Default: c.Default != nil})
+			continue
+		}
 		e, err := b.assignment(a.Expr, cols[i])
 		if err != nil {
 			return nil, err

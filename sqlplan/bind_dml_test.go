@@ -508,7 +508,7 @@ func TestBindInsertAutoIncrement(t *testing.T) {
 		{"INSERT INTO dict VALUES ('a', 5, 1)", metadata.ErrConstraint, "takes no explicit value"},
 		{"INSERT INTO users (name, age) VALUES ('a', 1, 2)", metadata.ErrInvalidValue, "row 1 has 3 values, expected 2"},
 		{"INSERT INTO users (id, name) VALUES (1, DEFAULT), (2, 'b')", nil, ""},
-		{"INSERT INTO pk (id, v) VALUES (1, DEFAULT)", metadata.ErrConstraint, "NULL in a NOT NULL column"},
+		{"INSERT INTO pk (id, v) VALUES (1, DEFAULT)", metadata.ErrConstraint, "column v: DEFAULT, but the column is NOT NULL and has no default"},
 		{"INSERT INTO users (name) SELECT name FROM t", nil, ""},
 		{"INSERT INTO users (name) SELECT name, name FROM t", metadata.ErrInvalidValue, "INSERT has 1 target columns but the SELECT returns 2"},
 	} {

@@ -364,7 +364,7 @@ func TestBindInsertErrors(t *testing.T) {
 		{"INSERT INTO t (id, arr) VALUES (1, ARRAY('x'))", nil, metadata.ErrInvalidValue, "row 1, column arr: element 0 of ARRAY<INT>: invalid value"},
 		{"INSERT INTO t (id) VALUES (NULL)", nil, metadata.ErrConstraint, "row 1, column id: NULL in a NOT NULL column"},
 		{"INSERT INTO pk VALUES (?, 'a', 1)", pos(nil), metadata.ErrConstraint, "row 1, column id: NULL in a primary-key column"},
-		{"INSERT INTO t (tiny) VALUES (1)", nil, metadata.ErrConstraint, "column id is NOT NULL and the INSERT gives it no value"},
+		{"INSERT INTO t (tiny) VALUES (1)", nil, metadata.ErrConstraint, "column id is NOT NULL, has no default, and the INSERT gives it no value"},
 		{"INSERT INTO pk (v) VALUES ('a')", nil, metadata.ErrConstraint, "primary-key column id is not listed"},
 		{"INSERT INTO t (id, tiny) VALUES (1, i)", nil, metadata.ErrUnsupported, "row 1, column tiny: expression i in VALUES is not supported"},
 		{"INSERT INTO t (id, m) VALUES (1, MAP('k'))", nil, metadata.ErrInvalidValue, "row 1, column m: MAP(...) takes key, value pairs, not 1 arguments"},

@@ -3,6 +3,7 @@ package sqlplan
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/flusslite/fluss/metadata"
@@ -575,6 +576,10 @@ func (p *parser) alter() (Statement, error) {
 			return nil, &PosError{Pos: colTok.pos, Err: errorf(metadata.ErrUnsupported,
 				"column %s added by ALTER TABLE must be nullable", quoteIdent(col.Name))}
 		}
+		if col.Default != nil {
+			return nil, &PosError{Pos: colTok.pos, Err: errorf(metadata.ErrUnsupported,
+				"column %s added by ALTER TABLE takes no DEFAULT: the rows stored already read NULL there", quoteIdent(col.Name))}
+		}
 		return &AddColumn{Table: path, Column: col}, nil
 	case p.acceptKeyword("DROP"):
 		if p.acceptKeyword("INDEX") || p.acceptKeyword("KEY") {
@@ -1004,14 +1009,15 @@ type columnAttrs struct {
 }
 
 // columnDef reads name TYPE and the column's options in any order: [NOT]
-// NULL, PRIMARY KEY [NOT ENFORCED], COMMENT '...', and MySQL's
-// AUTO_INCREMENT, DEFAULT NULL, UNIQUE [KEY], CHARACTER SET, COLLATE and
-// CHECK (...). A DEFAULT other than NULL and ON UPDATE are refused: fluss
-// has no column defaults.
+// NULL, DEFAULT (columnDefault), PRIMARY KEY [NOT ENFORCED], COMMENT
+// '...', and MySQL's AUTO_INCREMENT, UNIQUE [KEY], CHARACTER SET, COLLATE
+// and CHECK (...). ON UPDATE is refused: a default applies to new rows
+// only.
 func (p *parser) columnDef() (metadata.Column, columnAttrs, error) {
 	var c metadata.Column
 	var a columnAttrs
 	var err error
+	var nullDefault token // the DEFAULT of DEFAULT NULL
 	if c.Name, err = p.ident("column name"); err != nil {
 		return c, a, err
 	}
@@ -1036,13 +1042,15 @@ func (p *parser) columnDef() (metadata.Column, columnAttrs, error) {
 		case p.acceptKeyword("AUTO_INCREMENT"):
 			a.autoInc = true
 		case p.acceptKeyword("DEFAULT"):
-			if !p.acceptKeyword("NULL") {
-				return c, a, &PosError{Pos: t.pos, Err: errorf(metadata.ErrUnsupported,
-					"column defaults are not supported (DEFAULT on column %s): a column an INSERT leaves out is NULL, or keeps its stored value in a primary-key table", quoteIdent(c.Name))}
+			if c.Default, err = p.columnDefault(c.Name); err != nil {
+				return c, a, err
+			}
+			if c.Default == nil {
+				nullDefault = t
 			}
 		case p.isKeyword(t, "ON") && p.isKeyword(p.peekAt(1), "UPDATE"):
 			return c, a, &PosError{Pos: t.pos, Err: errorf(metadata.ErrUnsupported,
-				"ON UPDATE on column %s is not supported: fluss has no column defaults", quoteIdent(c.Name))}
+				"ON UPDATE on column %s is not supported: a column's DEFAULT applies to new rows only, and an UPDATE sets what it lists", quoteIdent(c.Name))}
 		case p.acceptKeyword("UNIQUE"):
 			p.acceptKeyword("KEY")
 			a.unique = true
@@ -1059,9 +1067,79 @@ func (p *parser) columnDef() (metadata.Column, columnAttrs, error) {
 			}
 			a.notes = append(a.notes, ignoredNote("CHECK on column "+quoteIdent(c.Name), "CHECK"))
 		default:
+			if nullDefault.kind != tokEOF && c.NotNull {
+				return c, a, &PosError{Pos: nullDefault.pos, Err: errorf(metadata.ErrInvalidValue,
+					"column %s is NOT NULL and its DEFAULT is NULL", quoteIdent(c.Name))}
+			}
 			return c, a, nil
 		}
 	}
+}
+
+// columnDefault reads what follows DEFAULT in the definition of column
+// name: NULL (no default: nil), a constant (a string, a number with an
+// optional sign, TRUE or FALSE), or the statement's time, written
+// CURRENT_TIMESTAMP[([p])], NOW([p]), LOCALTIMESTAMP[([p])] or
+// LOCALTIME[([p])], all kept as CURRENT_TIMESTAMP[(p)] as MySQL shows
+// them. Whether the value fits the column's type is checked when the
+// table is created (metadata.NewTableInfo).
+func (p *parser) columnDefault(name string) (*metadata.ColumnDefault, error) {
+	t := p.peek()
+	switch {
+	case p.acceptKeyword("NULL"):
+		return nil, nil
+	case t.kind == tokString:
+		p.i++
+		return &metadata.ColumnDefault{Value: t.text, Quoted: true}, nil
+	case t.kind == tokNumber:
+		p.i++
+		return &metadata.ColumnDefault{Value: t.text}, nil
+	case t.kind == tokPunct && (t.text == "-" || t.text == "+") && p.peekAt(1).kind == tokNumber:
+		p.i += 2
+		sign := t.text
+		if sign == "+" {
+			sign = ""
+		}
+		return &metadata.ColumnDefault{Value: sign + p.toks[p.i-1].text}, nil
+	case p.acceptKeyword("TRUE"):
+		return &metadata.ColumnDefault{Value: "true"}, nil
+	case p.acceptKeyword("FALSE"):
+		return &metadata.ColumnDefault{Value: "false"}, nil
+	case t.kind == tokIdent:
+		word := strings.ToUpper(t.text)
+		switch word {
+		case "CURRENT_TIMESTAMP", "NOW", "LOCALTIMESTAMP", "LOCALTIME":
+		default:
+			return nil, &PosError{Pos: t.pos, Err: errorf(metadata.ErrUnsupported,
+				"DEFAULT %s on column %s is not supported: a default is a constant or CURRENT_TIMESTAMP", t.text, quoteIdent(name))}
+		}
+		p.i++
+		expr := metadata.CurrentTimestamp
+		if !p.acceptPunct("(") {
+			if word == "NOW" {
+				return nil, p.expected("'(' after NOW")
+			}
+			return &metadata.ColumnDefault{Expr: expr}, nil
+		}
+		if n := p.peek(); n.kind == tokNumber {
+			prec, err := strconv.Atoi(n.text)
+			if err != nil || prec > metadata.MaxTimePrecision {
+				return nil, p.errAt(n, fmt.Sprintf("the precision of CURRENT_TIMESTAMP on column %s must be an integer in [0, %d]", quoteIdent(name), metadata.MaxTimePrecision))
+			}
+			p.i++
+			if prec > 0 {
+				expr += "(" + strconv.Itoa(prec) + ")"
+			}
+		}
+		if err := p.expectPunct(")"); err != nil {
+			return nil, err
+		}
+		return &metadata.ColumnDefault{Expr: expr}, nil
+	case t.kind == tokPunct && t.text == "(":
+		return nil, &PosError{Pos: t.pos, Err: errorf(metadata.ErrUnsupported,
+			"DEFAULT (expression) on column %s is not supported: a default is a constant or CURRENT_TIMESTAMP", quoteIdent(name))}
+	}
+	return nil, p.expected("a constant or CURRENT_TIMESTAMP after DEFAULT")
 }
 
 // skipParens skips a balanced '(' ... ')'.

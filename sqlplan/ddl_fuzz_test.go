@@ -30,6 +30,7 @@ func FuzzParseDDL(f *testing.F) {
 		"MAP<INT, ARRAY<ROW<a BOOLEAN>>>",
 		"CREATE TABLE t (a ROW<",
 		"CREATE TABLE `u` (`id` bigint unsigned AUTO_INCREMENT,`at` datetime(3) NULL,`s` varchar(191),PRIMARY KEY (`id`),INDEX `ix` (`at`))",
+		"CREATE TABLE t (a INT NOT NULL DEFAULT -5, b STRING DEFAULT 'x''y', c BOOLEAN DEFAULT TRUE, d TIMESTAMP(3) DEFAULT CURRENT_TIMESTAMP(3), e TIMESTAMP DEFAULT NOW())",
 	} {
 		f.Add(seed)
 	}

@@ -122,9 +122,11 @@ func (c *converter) update(u *sqlparser.Update) (*Update, error) {
 				return nil, errorf(metadata.ErrNotFound, "table %s of column %s is not the updated table", sqlparser.String(q), sqlparser.String(ue.Name))
 			}
 		}
-		e, err := c.expr(ue.Expr)
-		if err != nil {
-			return nil, err
+		var e Expr = &Default{}
+		if d, ok := ue.Expr.(*sqlparser.Default); !ok || d.ColName != "" {
+			if e, err = c.expr(ue.Expr); err != nil {
+				return nil, err
+			}
 		}
 		out.Set = append(out.Set, Assignment{Column: name, Expr: e})
 	}

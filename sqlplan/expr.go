@@ -140,8 +140,9 @@ type Case struct {
 type When struct{ Cond, Result Expr }
 
 // Default is the DEFAULT of an INSERT's VALUES (MySQL): the value
-// generated for an auto-increment column, NULL for any other (fluss has
-// no column defaults). It appears nowhere else.
+// generated for an auto-increment column, the column's default for a
+// column that has one (InsertPlan.DefaultCells), NULL for any other. It
+// appears nowhere else.
 type Default struct{}
 
 // Cast is CAST(E AS T) / CONVERT(E, T).

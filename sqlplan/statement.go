@@ -229,7 +229,7 @@ func quotePath(p metadata.TablePath) string {
 	return quoteIdent(p.Database) + "." + quoteIdent(p.Table)
 }
 
-func quoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+func quoteString(s string) string { return metadata.QuoteString(s) }
 
 func formatOptions(opts map[string]string) string {
 	keys := make([]string, 0, len(opts))
@@ -264,6 +264,9 @@ func formatColumn(c metadata.Column) string {
 	s := quoteIdent(c.Name) + " " + c.Type.String()
 	if c.NotNull {
 		s += " NOT NULL"
+	}
+	if c.Default != nil {
+		s += " DEFAULT " + c.Default.SQL()
 	}
 	if c.Comment != "" {
 		s += " COMMENT " + quoteString(c.Comment)

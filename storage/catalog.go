@@ -27,6 +27,10 @@ const (
 	// with views says 2, so that a release without views refuses it rather
 	// than rewriting it without them.
 	catalogViewsVersion = 2
+	// catalogDefaultsVersion is the version of a catalog with a column
+	// DEFAULT, views or not: a release without defaults refuses it
+	// rather than rewriting it without them.
+	catalogDefaultsVersion = 3
 )
 
 // catalog is the engine's metadata: databases, tables, partitions and the
@@ -241,8 +245,8 @@ func loadCatalog(fsys FS, dir string) (*catalog, error) {
 	if err := json.Unmarshal(buf, c); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", metadata.ErrCorrupt, catalogFile, err)
 	}
-	if c.Version != catalogVersion && c.Version != catalogViewsVersion {
-		return nil, fmt.Errorf("%w: %s has version %d, want %d or %d", metadata.ErrCorrupt, catalogFile, c.Version, catalogVersion, catalogViewsVersion)
+	if c.Version != catalogVersion && c.Version != catalogViewsVersion && c.Version != catalogDefaultsVersion {
+		return nil, fmt.Errorf("%w: %s has version %d, want %d, %d or %d", metadata.ErrCorrupt, catalogFile, c.Version, catalogVersion, catalogViewsVersion, catalogDefaultsVersion)
 	}
 	if c.Databases == nil {
 		c.Databases = map[string]*dbEntry{}
@@ -307,6 +311,9 @@ func (c *catalog) persist(fsys FS, dir string, sync bool) error {
 	if c.hasViews() {
 		out.Version = catalogViewsVersion
 	}
+	if c.hasDefaults() {
+		out.Version = catalogDefaultsVersion
+	}
 	data, err := json.MarshalIndent(&out, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode catalog: %w", err)
@@ -314,6 +321,18 @@ func (c *catalog) persist(fsys FS, dir string, sync bool) error {
 	// The checkpoint's own directory sync may make the rename durable
 	// even when sync is off; writeFileAtomic syncs the bytes regardless.
 	return writeFileAtomic(fsys, dir, catalogFile, catalogTmpFile, data, sync)
+}
+
+// hasDefaults reports whether a table has a column with a DEFAULT.
+func (c *catalog) hasDefaults() bool {
+	for _, db := range c.Databases {
+		for _, t := range db.Tables {
+			if t.Info.Schema.HasDefaults() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func sortedKeys[V any](m map[string]V) []string {

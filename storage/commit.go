@@ -109,6 +109,7 @@ type preparedWrite struct {
 	schemaID int32
 	pk       bool
 	target   []int // columns of a partial update; nil: whole rows
+	defaults []any // the row a new key of a partial update starts from
 	routed   routedRows
 }
 
@@ -159,6 +160,8 @@ func (e *Engine) prepareWrites(writes []Write) ([]*preparedWrite, error) {
 			if w.Kind == WriteDelete {
 				only = info.PrimaryKeyIndexes()
 			} else if p.target, err = partialColumns(info, w.Upsert.TargetColumns); err != nil {
+				return nil, p.wrap(err)
+			} else if p.defaults, err = newKeyDefaults(info, p.target, w.Upsert.Defaults); err != nil {
 				return nil, p.wrap(err)
 			} else {
 				only = p.target
@@ -429,7 +432,7 @@ func (e *Engine) commitLocked(preps []*preparedWrite, entries []*tableEntry) ([]
 // +U with changelog image WAL); -D old; nothing when nothing changes.
 func (e *Engine) mergeWrite(entry *tableEntry, p *preparedWrite, dest []*commitBucket) (int64, error) {
 	del := p.w.Kind == WriteDelete
-	m := newMerger(&entry.Info, p.target)
+	m := newMerger(&entry.Info, p.target, p.defaults)
 	kc := newKeyCodec(&entry.Info)
 	var affected int64
 	for r, cb := range dest {
@@ -460,7 +463,10 @@ func (e *Engine) mergeWrite(entry *tableEntry, p *preparedWrite, dest []*commitB
 			affected++
 			continue
 		}
-		next, changed := m.upsert(old, in)
+		next, changed, err := m.upsert(old, in)
+		if err != nil {
+			return 0, fmt.Errorf("row %d: %w", r+1, err)
+		}
 		if !changed {
 			continue
 		}

@@ -8,8 +8,16 @@ import (
 type UpsertOptions struct {
 	// TargetColumns lists the columns a partial update writes (it must
 	// include every primary-key column); nil writes whole rows. Unlisted
-	// columns keep their stored values (NULL for a new key).
+	// columns keep the stored values of an existing key; a new key takes
+	// their Defaults, and a new key is refused (ErrConstraint naming the
+	// column and the table) when an unlisted NOT NULL column has no
+	// default.
 	TargetColumns []int
+	// Defaults are the values a new key of a partial update takes in the
+	// columns TargetColumns leaves out, one per schema column (nil:
+	// NULL; the listed columns' are not read). When nil, the schema's
+	// defaults (metadata.Schema.DefaultRow) as of the write, in UTC.
+	Defaults []any
 }
 
 // WriteResult is the outcome of one write (of a commit).

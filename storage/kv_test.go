@@ -92,6 +92,15 @@ func lookup(t *testing.T, e *Engine, table string, id any) []any {
 	return row
 }
 
+// lookupFirst is lookup for a table keyed by its first column.
+func lookupFirst(t *testing.T, e *Engine, table string, id any) []any {
+	t.Helper()
+	row, found, err := e.Lookup(ctx, path(table), []any{id, nil, nil})
+	require.NoError(t, err)
+	require.True(t, found)
+	return row
+}
+
 func TestUpsertDeleteChangelog(t *testing.T) {
 	e, _ := testEngine(t, "", nil)
 	info := createPK(t, e, "t", nil)
@@ -152,17 +161,49 @@ func TestPartialUpdate(t *testing.T) {
 	_, err = e.Upsert(ctx, path("t"), [][]any{{"x", 1, 1}}, UpsertOptions{TargetColumns: []int{1, 7}})
 	require.ErrorIs(t, err, metadata.ErrInvalidValue)
 
-	// Fluss refuses partial updates when a column outside the key is NOT NULL.
+	// A partial update that leaves out a NOT NULL column without a
+	// default is refused for a new key only, naming that column (not
+	// one the write gives); an existing key keeps its value there.
 	_, err = e.CreateTable(ctx, metadata.TableDescriptor{
 		Path: path("nn"),
 		Schema: metadata.Schema{Columns: []metadata.Column{
-			col("id", metadata.IntType()), {Name: "a", Type: metadata.IntType(), NotNull: true}, col("b", metadata.IntType()),
+			col("id", metadata.IntType()), {Name: "a", Type: metadata.IntType(), NotNull: true}, {Name: "b", Type: metadata.IntType(), NotNull: true},
 		}, PrimaryKey: []string{"id"}},
 	}, false)
 	require.NoError(t, err)
 	_, err = e.Upsert(ctx, path("nn"), [][]any{{1, 2, 3}}, UpsertOptions{TargetColumns: []int{0, 2}})
 	require.ErrorIs(t, err, metadata.ErrConstraint)
-	require.ErrorContains(t, err, "a is NOT NULL")
+	require.ErrorContains(t, err, "column a of table fluss.nn is NOT NULL and has no default")
+	require.NotContains(t, err.Error(), "column b")
+	_, err = e.Upsert(ctx, path("nn"), [][]any{{1, 2, 3}}, UpsertOptions{})
+	require.NoError(t, err)
+	res, err = e.Upsert(ctx, path("nn"), [][]any{{1, nil, 30}, {2, nil, 4}}, UpsertOptions{TargetColumns: []int{0, 2}})
+	require.ErrorIs(t, err, metadata.ErrConstraint, "one new key fails the whole write")
+	require.ErrorContains(t, err, "row 2: ")
+	require.Equal(t, []any{int64(1), int64(2), int64(3)}, lookupFirst(t, e, "nn", 1), "nothing of the failed write is applied")
+	res, err = e.Upsert(ctx, path("nn"), [][]any{{1, nil, 30}}, UpsertOptions{TargetColumns: []int{0, 2}})
+	require.NoError(t, err)
+	require.Equal(t, int64(1), res.RowsAffected)
+	require.Equal(t, []any{int64(1), int64(2), int64(30)}, lookupFirst(t, e, "nn", 1))
+
+	// A new key takes the write's defaults, or the schema's.
+	res, err = e.Upsert(ctx, path("nn"), [][]any{{2, nil, 4}}, UpsertOptions{TargetColumns: []int{0, 2}, Defaults: []any{nil, 7, nil}})
+	require.NoError(t, err)
+	require.Equal(t, int64(1), res.RowsAffected)
+	require.Equal(t, []any{int64(2), int64(7), int64(4)}, lookupFirst(t, e, "nn", 2))
+	_, err = e.Upsert(ctx, path("nn"), [][]any{{3, nil, 4}}, UpsertOptions{TargetColumns: []int{0, 2}, Defaults: []any{nil, "x", nil}})
+	require.ErrorIs(t, err, metadata.ErrInvalidValue)
+	require.ErrorContains(t, err, "default of column a")
+	_, err = e.CreateTable(ctx, metadata.TableDescriptor{
+		Path: path("dflt"),
+		Schema: metadata.Schema{Columns: []metadata.Column{
+			col("id", metadata.IntType()), {Name: "a", Type: metadata.IntType(), NotNull: true, Default: &metadata.ColumnDefault{Value: "-3"}}, col("b", metadata.IntType()),
+		}, PrimaryKey: []string{"id"}},
+	}, false)
+	require.NoError(t, err)
+	_, err = e.Upsert(ctx, path("dflt"), [][]any{{1, nil, 5}}, UpsertOptions{TargetColumns: []int{0, 2}})
+	require.NoError(t, err)
+	require.Equal(t, []any{int64(1), int64(-3), int64(5)}, lookupFirst(t, e, "dflt", 1))
 }
 
 func TestKvWriteErrors(t *testing.T) {
@@ -676,4 +717,40 @@ func TestPinKvSnapshotKeepsItAcrossNewSnapshots(t *testing.T) {
 	require.ErrorIs(t, err, metadata.ErrNotFound)
 	_, err = e.PinKvSnapshot(tb, 0)
 	require.ErrorIs(t, err, metadata.ErrNotFound)
+}
+
+// A catalog with a column DEFAULT is written as version 3, which a
+// release without defaults refuses instead of rewriting it without them;
+// reopened, the defaults are there. A catalog without any stays version 1.
+func TestCatalogKeepsDefaults(t *testing.T) {
+	dir := t.TempDir()
+	version := func() string {
+		data, err := os.ReadFile(filepath.Join(dir, catalogFile))
+		require.NoError(t, err)
+		for line := range strings.SplitSeq(string(data), "\n") {
+			if strings.Contains(line, `"version"`) {
+				return strings.TrimSpace(line)
+			}
+		}
+		return ""
+	}
+	func() {
+		e, _ := testEngine(t, dir, nil)
+		defer e.Close()
+		createPK(t, e, "plain", nil)
+		require.Equal(t, `"version": 1,`, version())
+		_, err := e.CreateTable(ctx, metadata.TableDescriptor{
+			Path: path("d"),
+			Schema: metadata.Schema{Columns: []metadata.Column{
+				col("id", metadata.IntType()), {Name: "s", Type: metadata.StringType(), Default: &metadata.ColumnDefault{Value: "x", Quoted: true}},
+			}, PrimaryKey: []string{"id"}},
+		}, false)
+		require.NoError(t, err)
+	}()
+	require.Equal(t, `"version": 3,`, version())
+	e, _ := testEngine(t, dir, nil)
+	defer e.Close()
+	info, err := e.TableInfo(ctx, path("d"))
+	require.NoError(t, err)
+	require.Equal(t, &metadata.ColumnDefault{Value: "x", Quoted: true}, info.Schema.Columns[1].Default)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -74,13 +75,39 @@ func partialColumns(info *metadata.TableInfo, target []int) ([]int, error) {
 	if me := info.Config.MergeEngine; me != metadata.MergeLastRow {
 		return nil, fmt.Errorf("%w: partial updates are not supported by the %s merge engine (table %s)", metadata.ErrUnsupported, me, info.Path)
 	}
-	pk := info.PrimaryKeyIndexes()
-	for i, c := range cols {
-		if c.NotNull && !slices.Contains(pk, i) {
-			return nil, fmt.Errorf("%w: a partial update of %s needs every column outside the primary key to be nullable, but %s is NOT NULL", metadata.ErrConstraint, info.Path, c.Name)
-		}
-	}
 	return slices.Clone(target), nil
+}
+
+// newKeyDefaults returns the row a new key of a partial update with
+// target columns starts from: the write's defaults (UpsertOptions), each
+// checked against its column, or the schema's as of now; nil when every
+// column outside target is NULL for a new key.
+func newKeyDefaults(info *metadata.TableInfo, target []int, defaults []any) ([]any, error) {
+	if target == nil {
+		return nil, nil
+	}
+	cols := info.Schema.Columns
+	if defaults == nil {
+		if !info.Schema.HasDefaults() {
+			return nil, nil
+		}
+		return info.Schema.DefaultRow(time.Now(), time.UTC)
+	}
+	if len(defaults) != len(cols) {
+		return nil, fmt.Errorf("%w: partial update of %s: %d defaults for %d columns", metadata.ErrInvalidValue, info.Path, len(defaults), len(cols))
+	}
+	row := make([]any, len(cols))
+	for i, c := range cols {
+		if slices.Contains(target, i) {
+			continue
+		}
+		v, err := metadata.CoerceValue(c.Type, defaults[i])
+		if err != nil {
+			return nil, fmt.Errorf("partial update of %s: default of column %s: %w", info.Path, c.Name, err)
+		}
+		row[i] = v
+	}
+	return row, nil
 }
 
 // merger applies a table's merge engine.
@@ -88,13 +115,30 @@ type merger struct {
 	engine  metadata.MergeEngine
 	version int   // column of the versioned engine
 	target  []int // columns of a partial update; nil: whole rows
-	wal     bool  // changelog image WAL: updates emit only +U
+	// defaults is the row a new key of a partial update starts from
+	// (nil: NULLs); required are the columns outside target that are
+	// NOT NULL and have no value there, which a new key cannot have.
+	defaults []any
+	required []int
+	info     *metadata.TableInfo
+	wal      bool // changelog image WAL: updates emit only +U
 }
 
-func newMerger(info *metadata.TableInfo, target []int) *merger {
-	m := &merger{engine: info.Config.MergeEngine, version: -1, target: target, wal: strings.EqualFold(info.Config.ChangelogImage, "WAL")}
+// newMerger returns the merger of a write of whole rows (target nil) or
+// a partial update of target, whose new keys start from defaults
+// (newKeyDefaults).
+func newMerger(info *metadata.TableInfo, target []int, defaults []any) *merger {
+	m := &merger{engine: info.Config.MergeEngine, version: -1, target: target, defaults: defaults, info: info,
+		wal: strings.EqualFold(info.Config.ChangelogImage, "WAL")}
 	if m.engine == metadata.MergeVersioned {
 		m.version = info.Schema.ColumnIndex(info.Config.VersionColumn)
+	}
+	if target != nil {
+		for i, c := range info.Schema.Columns {
+			if c.NotNull && !slices.Contains(target, i) && (defaults == nil || defaults[i] == nil) {
+				m.required = append(m.required, i)
+			}
+		}
 	}
 	return m
 }
@@ -103,27 +147,34 @@ func newMerger(info *metadata.TableInfo, target []int) *merger {
 // row to keep and whether it differs from old.
 //   - last row (default): the incoming row replaces the old one; a
 //     partial update replaces only the target columns (the others keep
-//     their values, NULL for a new key).
+//     their values; a new key takes the defaults, and is ErrConstraint
+//     when a NOT NULL column outside the target has none).
 //   - first_row: an existing key keeps its row.
 //   - versioned: the incoming row wins when its version is at least the
 //     stored one (a tie goes to the incoming row, and NULL is the lowest
 //     version), as Fluss's VersionedRowMerger.
-func (m *merger) upsert(old, in []any) ([]any, bool) {
+func (m *merger) upsert(old, in []any) ([]any, bool, error) {
 	next := in
 	switch m.engine {
 	case metadata.MergeFirstRow:
 		if old != nil {
-			return old, false
+			return old, false, nil
 		}
 	case metadata.MergeVersioned:
 		if old != nil && metadata.Compare(old[m.version], in[m.version]) > 0 {
-			return old, false
+			return old, false, nil
 		}
 	default:
 		if m.target != nil {
 			next = make([]any, len(in))
-			if old != nil {
+			switch {
+			case old != nil:
 				copy(next, old)
+			case len(m.required) > 0:
+				c := m.info.Schema.Columns[m.required[0]]
+				return nil, false, fmt.Errorf("%w: column %s of table %s is NOT NULL and has no default, and the INSERT leaves it out of a new key: list it, or give the column a DEFAULT", metadata.ErrConstraint, c.Name, m.info.Path)
+			case m.defaults != nil:
+				copy(next, m.defaults)
 			}
 			for _, c := range m.target {
 				next[c] = in[c]
@@ -131,9 +182,9 @@ func (m *merger) upsert(old, in []any) ([]any, bool) {
 		}
 	}
 	if old != nil && rowsEqual(old, next) {
-		return old, false
+		return old, false, nil
 	}
-	return next, true
+	return next, true, nil
 }
 
 // deletes reports whether the merge engine applies deletes; first_row and

@@ -417,7 +417,10 @@ func (b *WriteBuffer) add(ctx context.Context, w Write, checked *CheckedRows) (W
 		return WriteResult{}, err
 	}
 	info := &entry.Info
-	var only, target []int
+	var (
+		only, target []int
+		defaults     []any
+	)
 	switch w.Kind {
 	case WriteAppend:
 		if info.HasPrimaryKey() {
@@ -443,8 +446,12 @@ func (b *WriteBuffer) add(ctx context.Context, w Write, checked *CheckedRows) (W
 			only = info.PrimaryKeyIndexes()
 		} else if target, err = partialColumns(info, w.Upsert.TargetColumns); err != nil {
 			return WriteResult{}, err
+		} else if defaults, err = newKeyDefaults(info, target, w.Upsert.Defaults); err != nil {
+			return WriteResult{}, err
 		} else {
-			only = target
+			// The commit starts new keys from the defaults this Exec
+			// took, not from a later clock.
+			only, w.Upsert.Defaults = target, defaults
 		}
 	default:
 		return WriteResult{}, fmt.Errorf("%w: write kind %d", metadata.ErrInvalidValue, int(w.Kind))
@@ -459,7 +466,7 @@ func (b *WriteBuffer) add(ctx context.Context, w Write, checked *CheckedRows) (W
 		if b.mergeAppend(w) {
 			return res, nil
 		}
-	} else if res.RowsAffected, err = b.merge(entry, w.Kind == WriteDelete, target, &routed); err != nil {
+	} else if res.RowsAffected, err = b.merge(entry, w.Kind == WriteDelete, newMerger(info, target, defaults), &routed); err != nil {
 		return WriteResult{}, err
 	}
 	b.push(w)
@@ -508,9 +515,8 @@ func (b *WriteBuffer) mergeAppend(w Write) bool {
 // old row read from the buffer first, then from the view, and records the
 // new rows in the buffer only once every row is counted (a failing write
 // leaves the buffer as it was).
-func (b *WriteBuffer) merge(entry *tableEntry, del bool, target []int, routed *routedRows) (int64, error) {
+func (b *WriteBuffer) merge(entry *tableEntry, del bool, m *merger, routed *routedRows) (int64, error) {
 	info := &entry.Info
-	m := newMerger(info, target)
 	kc := newKeyCodec(info)
 	next := map[string][]any{}
 	var affected int64
@@ -549,7 +555,10 @@ func (b *WriteBuffer) merge(entry *tableEntry, del bool, target []int, routed *r
 			affected++
 			continue
 		}
-		row, changed := m.upsert(old, in)
+		row, changed, err := m.upsert(old, in)
+		if err != nil {
+			return 0, fmt.Errorf("row %d: %w", r+1, err)
+		}
 		if !changed {
 			continue
 		}

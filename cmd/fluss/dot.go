@@ -269,7 +269,8 @@ func (s *shell) dotTier(ctx context.Context, args []string) error {
 
 // dotSchema prints CREATE TABLE statements. The driver has no SHOW
 // CREATE TABLE yet, so the statement is rebuilt from DESCRIBE: columns,
-// types, NOT NULL, comments, primary key, partition keys and bucket key.
+// types, NOT NULL, defaults, comments, primary key, partition keys and
+// bucket key.
 // When the driver answers SHOW CREATE TABLE, its text is used instead.
 func (s *shell) dotSchema(ctx context.Context, args []string) error {
 	tables := args
@@ -304,13 +305,16 @@ func (s *shell) createTable(ctx context.Context, table string) (string, error) {
 	for rows.Next() {
 		var name, typ, key string
 		var null bool
-		var comment *string
-		if err := rows.Scan(&name, &typ, &null, &key, &comment); err != nil {
+		var dflt, comment *string
+		if err := rows.Scan(&name, &typ, &null, &key, &dflt, &comment); err != nil {
 			return "", err
 		}
 		def := "  " + quoteIdent(name) + " " + typ
 		if !null {
 			def += " NOT NULL"
+		}
+		if dflt != nil {
+			def += " DEFAULT " + *dflt
 		}
 		if comment != nil {
 			def += " COMMENT " + quoteString(*comment)
