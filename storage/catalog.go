@@ -31,6 +31,10 @@ const (
 	// DEFAULT, views or not: a release without defaults refuses it
 	// rather than rewriting it without them.
 	catalogDefaultsVersion = 3
+	// catalogIndexesVersion is the version of a catalog with a built
+	// secondary index: a release that only records indexes would write
+	// rows without their entries, which the index's reads would miss.
+	catalogIndexesVersion = 4
 )
 
 // catalog is the engine's metadata: databases, tables, partitions and the
@@ -245,8 +249,8 @@ func loadCatalog(fsys FS, dir string) (*catalog, error) {
 	if err := json.Unmarshal(buf, c); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", metadata.ErrCorrupt, catalogFile, err)
 	}
-	if c.Version != catalogVersion && c.Version != catalogViewsVersion && c.Version != catalogDefaultsVersion {
-		return nil, fmt.Errorf("%w: %s has version %d, want %d, %d or %d", metadata.ErrCorrupt, catalogFile, c.Version, catalogVersion, catalogViewsVersion, catalogDefaultsVersion)
+	if c.Version < catalogVersion || c.Version > catalogIndexesVersion {
+		return nil, fmt.Errorf("%w: %s has version %d, want %d to %d", metadata.ErrCorrupt, catalogFile, c.Version, catalogVersion, catalogIndexesVersion)
 	}
 	if c.Databases == nil {
 		c.Databases = map[string]*dbEntry{}
@@ -268,6 +272,13 @@ func loadCatalog(fsys FS, dir string) (*catalog, error) {
 			}
 			if err := t.Info.Resolve(); err != nil {
 				return nil, fmt.Errorf("%w: %s: table %s: %v", metadata.ErrCorrupt, catalogFile, t.Info.Path, err)
+			}
+			if t.Info.HasPrimaryKey() {
+				// An index without an id was recorded by a release that
+				// built none: it has no entries, so it goes (CREATE INDEX,
+				// or GORM's next AutoMigrate, builds it). A log table's
+				// stay listed, as they were; nothing reads them.
+				t.Info.Indexes = slices.DeleteFunc(slices.Clone(t.Info.Indexes), func(ix metadata.DeclaredIndex) bool { return ix.ID == 0 })
 			}
 			if err := t.prepare(); err != nil {
 				return nil, fmt.Errorf("%w: %s: %v", metadata.ErrCorrupt, catalogFile, err)
@@ -314,6 +325,9 @@ func (c *catalog) persist(fsys FS, dir string, sync bool) error {
 	if c.hasDefaults() {
 		out.Version = catalogDefaultsVersion
 	}
+	if c.hasIndexes() {
+		out.Version = catalogIndexesVersion
+	}
 	data, err := json.MarshalIndent(&out, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode catalog: %w", err)
@@ -321,6 +335,18 @@ func (c *catalog) persist(fsys FS, dir string, sync bool) error {
 	// The checkpoint's own directory sync may make the rename durable
 	// even when sync is off; writeFileAtomic syncs the bytes regardless.
 	return writeFileAtomic(fsys, dir, catalogFile, catalogTmpFile, data, sync)
+}
+
+// hasIndexes reports whether a table has a built secondary index.
+func (c *catalog) hasIndexes() bool {
+	for _, db := range c.Databases {
+		for _, t := range db.Tables {
+			if slices.ContainsFunc(t.Info.Indexes, func(ix metadata.DeclaredIndex) bool { return ix.ID > 0 }) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasDefaults reports whether a table has a column with a DEFAULT.

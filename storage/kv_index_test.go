@@ -1,7 +1,11 @@
 package storage
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -119,4 +123,32 @@ func TestCreateDropIndexEntries(t *testing.T) {
 	p := kvIndexPrefix(info.TableID, info.Indexes[0].ID)
 	require.NoError(t, indexRowKeys(e.kv, p, func([]byte) (bool, error) { n++; return true, nil }))
 	require.Zero(t, n, "the dropped index's entries are gone")
+}
+
+// A catalog with a built index says version 4, which a release that only
+// recorded indexes refuses; an index such a release recorded on a key
+// table (no id, no entries) is dropped on load rather than read.
+func TestCatalogIndexesVersion(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, catalogFile)
+	func() {
+		e, _ := testEngine(t, dir, nil)
+		defer e.Close()
+		createIndexed(t, e)
+		upsert(t, e, "t", []any{"a", 1, 10})
+	}()
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"version": 4,`)
+	// As the older release wrote it: the index without its id.
+	old := strings.ReplaceAll(string(data), `"version": 4,`, `"version": 1,`)
+	old = regexp.MustCompile(`,\s*"id": \d+`).ReplaceAllString(old, "")
+	require.NoError(t, os.WriteFile(file, []byte(old), 0o644))
+	e, _ := testEngine(t, dir, nil)
+	info, err := e.TableInfo(ctx, path("t"))
+	require.NoError(t, err)
+	require.Empty(t, info.Indexes)
+	_, err = e.CreateIndex(ctx, path("t"), metadata.DeclaredIndex{Name: "un", Columns: []string{"n"}, Unique: true}, false)
+	require.NoError(t, err)
+	require.Equal(t, []int64{1}, indexIDs(t, e, "un", 10))
 }
