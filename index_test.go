@@ -333,3 +333,25 @@ func scanRows(t *testing.T, q interface {
 	require.NoError(t, rows.Err())
 	return out
 }
+
+func TestShowIndexAndShowCreateTable(t *testing.T) {
+	db, _ := openDB(t)
+	mustExec(t, db, `CREATE TABLE s (id INT PRIMARY KEY, email VARCHAR(20) UNIQUE, a INT, b INT, KEY iab (a, b))`)
+	mustExec(t, db, `CREATE INDEX ib ON s (b)`)
+	require.Equal(t, [][]any{
+		{"s", int64(0), "PRIMARY", int64(1), "id", "", "BTREE"},
+		{"s", int64(0), "email", int64(1), "email", "YES", "BTREE"},
+		{"s", int64(1), "iab", int64(1), "a", "YES", "BTREE"},
+		{"s", int64(1), "iab", int64(2), "b", "YES", "BTREE"},
+		{"s", int64(1), "ib", int64(1), "b", "YES", "BTREE"},
+	}, queryAll(t, db, `SHOW INDEX FROM s`))
+	require.Len(t, queryAll(t, db, `SHOW KEYS IN s FROM fluss`), 5)
+	create := queryAll(t, db, `SHOW CREATE TABLE s`)[0][1].(string)
+	require.Contains(t, create, "UNIQUE KEY email (email)")
+	require.Contains(t, create, "KEY iab (a, b)")
+	require.Contains(t, create, "KEY ib (b)")
+	// What SHOW CREATE TABLE prints creates the same indexes.
+	mustExec(t, db, `DROP TABLE s`)
+	mustExec(t, db, create)
+	require.Len(t, queryAll(t, db, `SHOW INDEX FROM s`), 5)
+}

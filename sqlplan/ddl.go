@@ -646,6 +646,22 @@ func (p *parser) show() (Statement, error) {
 	case p.acceptKeyword("PARTITIONS"):
 		path, err := p.tablePath()
 		return &ShowPartitions{Table: path}, err
+	case p.acceptKeyword("INDEX"), p.acceptKeyword("INDEXES"), p.acceptKeyword("KEYS"):
+		if !p.acceptKeyword("FROM") {
+			if err := p.expectKeyword("IN"); err != nil {
+				return nil, err
+			}
+		}
+		path, err := p.tablePath()
+		if err != nil {
+			return nil, err
+		}
+		if p.acceptKeyword("FROM") || p.acceptKeyword("IN") {
+			if path.Database, err = p.ident("database name"); err != nil {
+				return nil, err
+			}
+		}
+		return &ShowIndex{Table: path}, nil
 	case p.acceptKeyword("CREATE"):
 		view := p.acceptKeyword("VIEW")
 		if !view {
@@ -656,7 +672,7 @@ func (p *parser) show() (Statement, error) {
 		path, err := p.tablePath()
 		return &ShowCreateTable{Table: path, View: view}, err
 	}
-	return nil, p.expected("DATABASES, TABLES, PARTITIONS, CREATE TABLE or CREATE VIEW")
+	return nil, p.expected("DATABASES, TABLES, PARTITIONS, INDEX, CREATE TABLE or CREATE VIEW")
 }
 
 func (p *parser) call() (Statement, error) {

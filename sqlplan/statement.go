@@ -113,6 +113,12 @@ type ShowTables struct {
 	Database string
 }
 
+// ShowIndex is SHOW {INDEX | INDEXES | KEYS} {FROM | IN} t [{FROM | IN}
+// db]: the table's indexes, one row per column, as MySQL lists them.
+type ShowIndex struct {
+	Table metadata.TablePath
+}
+
 // ShowPartitions is SHOW PARTITIONS t.
 type ShowPartitions struct {
 	Table metadata.TablePath
@@ -166,6 +172,7 @@ func (*DropIndex) isStatement()       {}
 func (*ShowDatabases) isStatement()   {}
 func (*ShowTables) isStatement()      {}
 func (*ShowPartitions) isStatement()  {}
+func (*ShowIndex) isStatement()       {}
 func (*Describe) isStatement()        {}
 func (*ShowCreateTable) isStatement() {}
 func (*Use) isStatement()             {}
@@ -187,6 +194,7 @@ func (*DropIndex) NumInput() int       { return 0 }
 func (*ShowDatabases) NumInput() int   { return 0 }
 func (*ShowTables) NumInput() int      { return 0 }
 func (*ShowPartitions) NumInput() int  { return 0 }
+func (*ShowIndex) NumInput() int       { return 0 }
 func (*Describe) NumInput() int        { return 0 }
 func (*ShowCreateTable) NumInput() int { return 0 }
 func (*Use) NumInput() int             { return 0 }
@@ -412,7 +420,9 @@ func (s *ShowTables) String() string {
 }
 
 func (s *ShowPartitions) String() string { return "SHOW PARTITIONS " + quotePath(s.Table) }
-func (s *Describe) String() string       { return "DESCRIBE " + quotePath(s.Table) }
+
+func (s *ShowIndex) String() string { return "SHOW INDEX FROM " + quotePath(s.Table) }
+func (s *Describe) String() string  { return "DESCRIBE " + quotePath(s.Table) }
 func (s *ShowCreateTable) String() string {
 	if s.View {
 		return "SHOW CREATE VIEW " + quotePath(s.Table)
