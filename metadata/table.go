@@ -331,8 +331,9 @@ func (p TablePath) Validate() error {
 // partition by, partition keys outside the primary key, a bucket key
 // outside the physical primary key [ErrInvalidTable]; a DEFAULT on a
 // primary-key column [ErrInvalidTable] or one that does not fit its
-// column [ErrInvalidValue]; and every bad option
-// [ErrInvalidOption, or ErrUnsupported for features fluss lacks].
+// column [ErrInvalidValue]; an index CheckIndex refuses [ErrInvalidTable,
+// ErrExists]; and every bad option [ErrInvalidOption, or ErrUnsupported
+// for features fluss lacks]. The indexes get ids 1..n.
 func NewTableInfo(desc TableDescriptor, tableID int64, defaultBuckets int, now time.Time) (TableInfo, error) {
 	if err := desc.Path.Validate(); err != nil {
 		return TableInfo{}, err

@@ -82,6 +82,8 @@ type tableEntry struct {
 	// roundRobin is the next bucket of keyless routing; shared by the
 	// copies of one table's entry so it survives catalog changes.
 	roundRobin *atomic.Uint64
+	// indexes are the table's secondary indexes, ready to encode entries.
+	indexes []*tableIndex
 	// uniqueMu is held by a commit to a table with a UNIQUE index from
 	// its check to its write; shared by the copies of one table's entry.
 	uniqueMu *sync.Mutex
@@ -147,6 +149,7 @@ func (t *tableEntry) prepare() error {
 	if t.roundRobin == nil {
 		t.roundRobin = new(atomic.Uint64)
 	}
+	t.indexes = tableIndexes(info)
 	if t.uniqueMu == nil {
 		t.uniqueMu = new(sync.Mutex)
 	}

@@ -332,7 +332,7 @@ func (e *Engine) commitLocked(preps []*preparedWrite, entries []*tableEntry) ([]
 						return nil, p.wrap(cb.kb.broken)
 					}
 					cb.state = map[string][]any{}
-					if cb.ixs = tableIndexes(info); cb.ixs != nil {
+					if cb.ixs = entry.indexes; cb.ixs != nil {
 						cb.orig = map[string][]any{}
 					}
 				}

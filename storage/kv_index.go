@@ -44,6 +44,7 @@ func kvIndexPrefix(tableID int64, indexID int32) []byte {
 }
 
 // tableIndex is one secondary index of a table, ready to encode entries.
+// It is immutable (a table entry's copies share it).
 type tableIndex struct {
 	def    metadata.DeclaredIndex
 	cols   []int
@@ -464,7 +465,7 @@ func (e *Engine) indexLookup(cat *catalog, src pebble.Reader, broken map[metadat
 	}
 	info := &entry.Info
 	var ix *tableIndex
-	for _, x := range tableIndexes(info) {
+	for _, x := range entry.indexes {
 		if strings.EqualFold(x.def.Name, index) {
 			ix = x
 		}

@@ -400,7 +400,7 @@ func (e *Engine) replayBucket(entry *tableEntry, t *logTablet, kb *kvBucket) err
 	}
 	defer r.Close()
 	kc := newKeyCodec(&entry.Info)
-	ixs := tableIndexes(&entry.Info)
+	ixs := entry.indexes
 	batch := e.kv.NewBatch()
 	defer func() { batch.Close() }()
 	var buf []byte
@@ -505,7 +505,7 @@ func (e *Engine) restoreKvSnapshot(entry *tableEntry, kb *kvBucket, logStart, hw
 	batch := e.kv.NewBatch()
 	defer func() { batch.Close() }()
 	var buf []byte
-	ixs := tableIndexes(&entry.Info)
+	ixs := entry.indexes
 	for r.Next() {
 		kvb := r.Batch()
 		for i, k := range kvb.Keys {

@@ -565,7 +565,7 @@ func (b *WriteBuffer) merge(entry *tableEntry, del bool, m *merger, routed *rout
 		next[k] = row
 		affected++
 	}
-	if ixs := tableIndexes(info); hasUnique(ixs) {
+	if ixs := entry.indexes; hasUnique(ixs) {
 		if err := b.checkUnique(entry, ixs, next); err != nil {
 			return 0, err
 		}
