@@ -441,7 +441,8 @@ func TestAppendArrowRecordPathRefuses(t *testing.T) {
 }
 
 // Inside a transaction AppendArrow buffers its rows like an INSERT: no
-// one sees them before Commit, and Rollback drops them.
+// one else sees them before Commit, the transaction reads them, and
+// Rollback drops them.
 func TestAppendArrowInTransaction(t *testing.T) {
 	db, conn := openArrowDB(t)
 	ctx := context.Background()
@@ -466,6 +467,9 @@ func TestAppendArrowInTransaction(t *testing.T) {
 		require.NoError(t, err)
 		require.EqualValues(t, 2, n)
 		require.Equal(t, 0, count(), "visible before Commit")
+		var own int
+		require.NoError(t, tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM bulk WHERE name = 'b'`).Scan(&own))
+		require.Equal(t, 1, own, "the transaction reads its own appended rows")
 		if commit {
 			require.NoError(t, tx.Commit())
 			require.Equal(t, 2, count())

@@ -21,11 +21,20 @@ import (
 //     the same KV and lake snapshots), across every table; a commit of
 //     another connection is in the view in full or not at all. Other
 //     levels are refused with ErrUnsupported.
-//   - Reads do not see the transaction's own buffered writes; they see
-//     the view taken at Begin. An UPDATE or DELETE of a table the
-//     transaction has already written, or an INSERT ... SELECT reading
-//     one, is refused (ErrUnsupported): it would read rows without the
-//     earlier writes and could silently undo or miss them.
+//   - Reads see the transaction's own buffered writes over that view:
+//     for a primary-key table its upserts (partial updates and ON
+//     DUPLICATE KEY UPDATE included) and deletes merged by key (a
+//     buffered row replaces the view's row of its key, a buffered delete
+//     hides it, a new key appears, in a partition the transaction creates
+//     too); for a log table its appends after the view's rows. Every
+//     read does: scans, point lookups, lookup joins, aggregates,
+//     subqueries, views, and the reads of UPDATE, DELETE and INSERT ...
+//     SELECT, so an UPDATE of a row the transaction already updated
+//     starts from its new value. EXPLAIN shows a table read so as a
+//     TxOverlay line. Only t$changelog (committed changes, with the
+//     offsets and commit times buffered writes do not have yet) and
+//     t$lake (what tiering wrote) read the view alone. Other connections
+//     see none of the buffered writes before Commit.
 //   - Writes (INSERT, UPDATE, DELETE, also through prepared statements)
 //     are checked and counted when Exec runs, then buffered. Commit
 //     applies them all with one atomic engine commit, across buckets,

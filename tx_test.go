@@ -282,10 +282,12 @@ func TestTxCommitAtomicAcrossPartitionsAndTables(t *testing.T) {
 			_, err = tx.Exec(`DELETE FROM ev WHERE id = 100`)
 			require.ErrorIs(t, err, fluss.ErrUnsupported, "a log table refuses DELETE")
 
-			// Nothing is visible to another connection before Commit, nor
-			// to the transaction itself.
+			// Nothing is visible to another connection before Commit; the
+			// transaction reads its own writes, in the partitions they
+			// create too.
 			require.Empty(t, txRows(t, db, `SELECT id FROM ev`))
-			require.Empty(t, txRows(t, tx, `SELECT id FROM ev`))
+			require.Equal(t, []string{"1|a", "2|a", "3|b", "4|b"}, txRows(t, tx, `SELECT id, dt FROM ev`))
+			require.Equal(t, []string{"3"}, txRows(t, tx, `SELECT id FROM ev WHERE dt = 'b' AND id > 3 - 1 AND id <> 4`))
 			require.Equal(t, []string{"1|one", "2|two"}, txRows(t, db, `SELECT k, v FROM kv`))
 
 			want := []string{"1|one", "2|two"}
@@ -352,11 +354,10 @@ func TestTxFailedCommitLeavesNothing(t *testing.T) {
 	require.Empty(t, txRows(t, db, `SELECT id FROM a`))
 }
 
-// TestTxUpdateAfterOwnWriteRefused: reads in a transaction do not see its
-// own writes, so an UPDATE or DELETE of a table it already wrote is
-// refused rather than silently undoing the earlier write; the statement
-// buffers nothing and the transaction goes on.
-func TestTxUpdateAfterOwnWriteRefused(t *testing.T) {
+// TestTxUpdateAfterOwnWrite: reads in a transaction see its own writes,
+// so an UPDATE or DELETE of a table it already wrote reads the rows as the
+// earlier writes left them, and the count says so.
+func TestTxUpdateAfterOwnWrite(t *testing.T) {
 	db, _ := openDB(t)
 	mustExec(t, db, `CREATE TABLE kv (k INT, n INT, PRIMARY KEY (k) NOT ENFORCED)`)
 	mustExec(t, db, `CREATE TABLE other (k INT, n INT, PRIMARY KEY (k) NOT ENFORCED)`)
@@ -365,17 +366,16 @@ func TestTxUpdateAfterOwnWriteRefused(t *testing.T) {
 	tx, err := db.Begin()
 	require.NoError(t, err)
 	require.EqualValues(t, 2, affected(t)(tx.Exec(`UPDATE kv SET n = n + 10`)))
-	for _, q := range []string{`UPDATE kv SET n = n + 10`, `DELETE FROM kv WHERE k = 1`} {
-		_, err = tx.Exec(q)
-		require.ErrorIs(t, err, fluss.ErrUnsupported, q)
-		require.ErrorContains(t, err, "after this transaction wrote to it", q)
-	}
-	// Other tables, and inserts into this one, still work.
+	require.EqualValues(t, 2, affected(t)(tx.Exec(`UPDATE kv SET n = n + 10`)))
+	require.EqualValues(t, 1, affected(t)(tx.Exec(`DELETE FROM kv WHERE k = 1`)))
+	require.EqualValues(t, 0, affected(t)(tx.Exec(`DELETE FROM kv WHERE k = 1`)), "already deleted by this transaction")
 	require.EqualValues(t, 1, affected(t)(tx.Exec(`DELETE FROM other WHERE k = 1`)))
 	require.EqualValues(t, 1, affected(t)(tx.Exec(`INSERT INTO kv VALUES (3, 3)`)))
-	require.Equal(t, []string{"1|1", "2|2"}, txRows(t, tx, `SELECT k, n FROM kv`), "reads see the view taken at Begin")
+	require.EqualValues(t, 1, affected(t)(tx.Exec(`UPDATE kv SET n = n * 2 WHERE n = 3`)))
+	require.Equal(t, []string{"2|22", "3|6"}, txRows(t, tx, `SELECT k, n FROM kv`))
+	require.Equal(t, []string{"1|1", "2|2"}, txRows(t, db, `SELECT k, n FROM kv`), "other connections do not see the buffered writes")
 	require.NoError(t, tx.Commit())
-	require.Equal(t, []string{"1|11", "2|12", "3|3"}, txRows(t, db, `SELECT k, n FROM kv`))
+	require.Equal(t, []string{"2|22", "3|6"}, txRows(t, db, `SELECT k, n FROM kv`))
 	require.Empty(t, txRows(t, db, `SELECT k FROM other`))
 }
 
@@ -391,9 +391,7 @@ type rowsAffectedCase struct {
 // primary-key tables kv holding (1, 'a'), (2, 'b'), (3, 'c') and other
 // holding (1, 'x') at the start.
 // Inside a transaction the counts must be the same: the dry run counts
-// against the view plus the earlier writes of the same transaction. No
-// UPDATE or DELETE follows a write to its own table (refused in a
-// transaction).
+// against the view plus the earlier writes of the same transaction.
 var rowsAffectedCases = []rowsAffectedCase{
 	{`INSERT INTO lt VALUES (1), (2), (3)`, nil, 3},
 	{`INSERT INTO lt VALUES (?)`, []any{4}, 1},
@@ -406,6 +404,9 @@ var rowsAffectedCases = []rowsAffectedCase{
 	{`INSERT INTO kv (k) VALUES (1)`, nil, 0}, // partial: v keeps its value
 	{`INSERT INTO kv (k) VALUES (6)`, nil, 1}, // partial, new key: v is NULL
 	{`INSERT INTO kv (k, v) VALUES (6, NULL)`, nil, 0},
+	{`UPDATE kv SET v = 'g' WHERE k >= 5`, nil, 2}, // reads (5, 'f') and (6, NULL) written above
+	{`UPDATE kv SET v = NULL WHERE v = 'g' AND k > 5`, nil, 1},
+	{`UPDATE kv SET v = 'z' WHERE k = 2`, nil, 0}, // a point lookup of a written key
 }
 
 func TestRowsAffected(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 )
 
 // EncodeOrderedKey encodes key values so that bytes.Compare of two
@@ -145,4 +147,120 @@ func appendEscaped[S string | []byte](buf []byte, s S) []byte {
 		}
 	}
 	return append(buf, 0, 1)
+}
+
+// DecodeOrderedKey is the inverse of EncodeOrderedKey: the canonical
+// values of the fields of key, of types. A -0 comes back as 0 and every
+// NaN as one NaN, as they were encoded; a timestamp comes back in UTC. A
+// key that is not an encoding of types is ErrInvalidValue.
+func DecodeOrderedKey(types []DataType, key []byte) ([]any, error) {
+	out := make([]any, len(types))
+	for i, t := range types {
+		v, n, err := decodeOrderedField(t, key)
+		if err != nil {
+			return nil, fmt.Errorf("key field %d: %w", i, err)
+		}
+		out[i], key = v, key[n:]
+	}
+	if len(key) > 0 {
+		return nil, fmt.Errorf("%w: %d bytes after the last key field", ErrInvalidValue, len(key))
+	}
+	return out, nil
+}
+
+// decodeOrderedField decodes the field of type t at the start of buf and
+// returns its value and length.
+func decodeOrderedField(t DataType, buf []byte) (any, int, error) {
+	if width := orderedFieldWidth(t); width > len(buf) {
+		return nil, 0, fmt.Errorf("%w: %d bytes left for a %s field", ErrInvalidValue, len(buf), t)
+	}
+	switch t.Root {
+	case Boolean:
+		return buf[0] != 0, 1, nil
+	case TinyInt:
+		return int64(int8(buf[0] ^ 0x80)), 1, nil
+	case SmallInt:
+		return int64(int16(binary.BigEndian.Uint16(buf) ^ 0x8000)), 2, nil
+	case Int:
+		return int64(int32(binary.BigEndian.Uint32(buf) ^ 0x80000000)), 4, nil
+	case BigInt:
+		return int64(binary.BigEndian.Uint64(buf) ^ signBit64), 8, nil
+	case Float:
+		bits := binary.BigEndian.Uint32(buf)
+		if bits&0x80000000 != 0 {
+			bits &^= 0x80000000
+		} else {
+			bits = ^bits
+		}
+		return float64(math.Float32frombits(bits)), 4, nil
+	case Double:
+		bits := binary.BigEndian.Uint64(buf)
+		if bits&signBit64 != 0 {
+			bits &^= signBit64
+		} else {
+			bits = ^bits
+		}
+		return math.Float64frombits(bits), 8, nil
+	case Decimal:
+		if t.Precision <= 18 {
+			return NewDecimal(int64(binary.BigEndian.Uint64(buf)^signBit64), int32(t.Scale)), 8, nil
+		}
+		hi := int64(binary.BigEndian.Uint64(buf) ^ signBit64)
+		return DecimalValue{Num: decimal128.New(hi, binary.BigEndian.Uint64(buf[8:])), Scale: int32(t.Scale)}, 16, nil
+	case Char, String, Binary, Bytes:
+		var out []byte
+		for i := 0; i+1 < len(buf); i++ {
+			if buf[i] != 0 {
+				out = append(out, buf[i])
+				continue
+			}
+			switch buf[i+1] {
+			case 0xFF:
+				out = append(out, 0)
+				i++
+				continue
+			case 1:
+				if t.Root == Char || t.Root == String {
+					return string(out), i + 2, nil
+				}
+				if out == nil {
+					out = []byte{}
+				}
+				return out, i + 2, nil
+			}
+			return nil, 0, fmt.Errorf("%w: byte 0x%02x after 0x00 in a %s field", ErrInvalidValue, buf[i+1], t)
+		}
+		return nil, 0, fmt.Errorf("%w: unterminated %s field", ErrInvalidValue, t)
+	case Date:
+		return DateValue(int32(binary.BigEndian.Uint32(buf) ^ 0x80000000)), 4, nil
+	case Time:
+		return TimeValue(int64(binary.BigEndian.Uint64(buf) ^ signBit64)), 8, nil
+	case Timestamp, TimestampLTZ:
+		sec := int64(binary.BigEndian.Uint64(buf) ^ signBit64)
+		return time.Unix(sec, int64(binary.BigEndian.Uint32(buf[8:]))).UTC(), 12, nil
+	}
+	return nil, 0, fmt.Errorf("%w: %s cannot be part of a key", ErrUnsupported, t)
+}
+
+// orderedFieldWidth is the length of a fixed-width field of type t; 0 for
+// the terminated ones.
+func orderedFieldWidth(t DataType) int {
+	switch t.Root {
+	case Boolean, TinyInt:
+		return 1
+	case SmallInt:
+		return 2
+	case Int, Float, Date:
+		return 4
+	case BigInt, Double, Time:
+		return 8
+	case Timestamp, TimestampLTZ:
+		return 12
+	case Decimal:
+		if t.Precision <= 18 {
+			return 8
+		}
+		return 16
+	}
+	return 0
 }

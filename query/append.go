@@ -60,7 +60,7 @@ func (s *Session) AppendRecord(ctx context.Context, table string, rec arrow.Reco
 	if nrows == 0 {
 		return 0, nil
 	}
-	if err := s.checkTxWrite("AppendArrow", path, false); err != nil {
+	if err := s.checkTxWrite("AppendArrow", path); err != nil {
 		return 0, err
 	}
 	if !s.inTx() && storage.CanAppendRecord(&info) && inOrder(src) {

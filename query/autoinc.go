@@ -33,8 +33,8 @@ import (
 // column, else 0. ok is false when the table has no auto-increment
 // column; LastInsertId is then an error.
 //
-// Existing keys are read from the committed state: inside a transaction
-// the statement does not see the transaction's own buffered rows.
+// Existing keys are read as the statement's reads see them: inside a
+// transaction, its view with its own buffered writes over it.
 func (s *Session) fillAutoIncrement(ctx context.Context, plan *sqlplan.InsertPlan) (lastID int64, ok bool, err error) {
 	ai := plan.AutoIncrement
 	if ai < 0 && len(plan.OnConflict) == 0 {
@@ -44,11 +44,15 @@ func (s *Session) fillAutoIncrement(ctx context.Context, plan *sqlplan.InsertPla
 	path := plan.Table.Path
 	aiKey := ai >= 0 && slices.Contains(plan.Table.PrimaryKeyIndexes(), ai)
 	if len(plan.OnConflict) > 0 || ai >= 0 && !aiKey {
+		delta, err := s.tableDelta(&plan.Table)
+		if err != nil {
+			return 0, false, err
+		}
 		for _, row := range plan.Rows {
 			if aiKey && row[ai] == nil {
 				continue // a generated key is a new one
 			}
-			stored, found, err := eng.Lookup(ctx, path, row)
+			stored, found, err := s.lookupKey(ctx, &plan.Table, delta, row)
 			if errors.Is(err, storage.ErrLookupInLake) {
 				// A write creates the partition again: the key is new
 				// to it, whatever the lake holds of the dropped one.

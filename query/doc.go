@@ -20,11 +20,15 @@
 // never sees the statement's own rows.
 //
 // Rules:
-//   - Inside a transaction every read is at its read view (Session.View),
-//     which holds none of the transaction's own writes: a SELECT reads
-//     without them, and a write that would read a table the transaction
-//     has written (UPDATE, DELETE, INSERT ... SELECT) is refused rather
-//     than run without them.
+//   - Inside a transaction every read is at its read view (Session.View)
+//     with the transaction's own buffered writes laid over it
+//     (txoverlay.go): a key table's buffered rows replace the view's rows
+//     of their keys and its buffered deletes hide them, a log table's
+//     buffered appends follow the view's rows. Scans, point lookups and
+//     lookup joins, and so SELECTs and the reads of UPDATE, DELETE and
+//     INSERT ... SELECT, all see them; a table the transaction did not
+//     write reads the view alone, at no extra cost. The virtual tables
+//     t$changelog and t$lake read the view alone.
 //   - The rows a statement holds (INSERT ... SELECT, CREATE TABLE ... AS,
 //     a subquery's result) and what the operators hold are charged to
 //     memory.limit (Session.MemoryLimit); past it, a statement fails with

@@ -38,7 +38,7 @@ func (s *Session) insertSelectRows(ctx context.Context, ins *sqlplan.Insert, arg
 	if plan.Table.Path.Database == InfoSchemaDB {
 		return nil, nil, fmt.Errorf("cannot INSERT INTO %s: information_schema is read-only: %w", plan.Table.Path, metadata.ErrReadOnly)
 	}
-	if err := s.checkTxWrite("INSERT", plan.Table.Path, false); err != nil {
+	if err := s.checkTxWrite("INSERT", plan.Table.Path); err != nil {
 		return nil, nil, err
 	}
 	op, cols, err := s.openInsertQuery(ctx, plan)
@@ -73,49 +73,15 @@ func (s *Session) insertSelect(ctx context.Context, ins *sqlplan.Insert, args []
 }
 
 // openInsertQuery opens the query of INSERT ... SELECT, with or without
-// set operations, after checking that a transaction does not read what
-// it wrote.
+// set operations. In a transaction it reads the transaction's earlier
+// writes too, as any read there does.
 func (s *Session) openInsertQuery(ctx context.Context, plan *sqlplan.InsertPlan) (exec.Operator, []Column, error) {
 	if plan.Compound == nil {
-		if err := s.checkTxRead(plan.Select); err != nil {
-			return nil, nil, err
-		}
 		op, err := s.Open(ctx, plan.Select)
 		return op, ResultColumns(plan.Select), err
 	}
-	for _, sp := range plan.Compound.Selects() {
-		if err := s.checkTxRead(sp); err != nil {
-			return nil, nil, err
-		}
-	}
 	op, err := OpenCompound(ctx, s, plan.Compound, s.Exec)
 	return op, compoundColumns(plan.Compound), err
-}
-
-// checkTxRead refuses, inside a transaction, a query of a table the
-// transaction has written: it would read the view taken at Begin without
-// those rows, and its upserts could undo them.
-func (s *Session) checkTxRead(sp *sqlplan.SelectPlan) error {
-	if s.Writes == nil || !sp.From || IsInfoSchema(sp) {
-		return nil
-	}
-	if sp.Source != nil {
-		for _, leaf := range sqlplan.Leaves(sp) {
-			if err := s.checkTxRead(leaf); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	src := sp.Table.Path
-	if sp.Virtual != "" {
-		src = sp.Base.Path
-	}
-	if !s.Writes.Wrote(src) {
-		return nil
-	}
-	return fmt.Errorf("INSERT ... SELECT reading %s after this transaction wrote to it: reads in a transaction see the snapshot taken at Begin, not its own writes, so the statement would miss them; commit first: %w",
-		src, metadata.ErrUnsupported)
 }
 
 // rowBudget charges the rows a statement holds to memory.limit: an

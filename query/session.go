@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -112,6 +113,25 @@ type scanPlan struct {
 	splits  []planner.Split
 	// pins keep the planned KV snapshots until the read is done.
 	pins []func()
+	// delta are the transaction's buffered writes to the table, laid
+	// over the view by the read; nil when there are none.
+	delta *txDelta
+}
+
+// projection lists the table columns the scan reads, in order: the
+// query's, and for an overlay of a primary-key table the key columns it
+// matches the view's rows by.
+func (p *scanPlan) projection() []int {
+	cols := p.sel.Columns
+	if p.delta == nil || p.delta.keyer == nil {
+		return cols
+	}
+	for _, c := range p.sel.Table.PrimaryKeyIndexes() {
+		if !slices.Contains(cols, c) {
+			cols = append(slices.Clip(cols), c)
+		}
+	}
+	return cols
 }
 
 // Open builds the operators of any bound SELECT: over a FROM tree, one
@@ -180,7 +200,11 @@ func (s *Session) planScan(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPl
 	}
 	if sp.Virtual == "" && sp.Table.HasPrimaryKey() {
 		if key, residual, ok := sqlplan.PointLookup(sp); ok {
-			return &scanPlan{sel: sp, lookup: key, residual: residual}, nil
+			delta, err := s.delta(sp)
+			if err != nil {
+				return nil, err
+			}
+			return &scanPlan{sel: sp, lookup: key, residual: residual, delta: delta}, nil
 		}
 		// A transaction that wrote the table reads it as its scans do.
 		if !s.inTx() || s.Writes == nil || !s.Writes.Wrote(sp.Table.Path) {
@@ -224,6 +248,10 @@ func (s *Session) planSplits(ctx context.Context, sp *sqlplan.SelectPlan) (*scan
 	if sp.Virtual != "" {
 		base = &sp.Base
 	}
+	delta, err := s.delta(sp)
+	if err != nil {
+		return nil, err
+	}
 	var lakeOpts []planner.Option
 	if v := s.View; v != nil {
 		// In a transaction every scan plans at its read view.
@@ -249,13 +277,10 @@ func (s *Session) planSplits(ctx context.Context, sp *sqlplan.SelectPlan) (*scan
 		Limit:           -1,
 		Options:         s.scanOptions(sp.Hints),
 	}
-	if sp.Limit >= 0 && keepsEveryRow(sp, pd.PostFilter) {
+	if sp.Limit >= 0 && keepsEveryRow(sp, pd.PostFilter) && !hidesRows(delta) {
 		spec.Limit = sp.Limit + sp.Offset
 	}
-	var (
-		p   planner.SplitPlanner
-		err error
-	)
+	var p planner.SplitPlanner
 	if sp.Virtual == sqlplan.VirtualLake {
 		lakeOpts = append(lakeOpts, planner.WithLakeOnly())
 	}
@@ -274,7 +299,7 @@ func (s *Session) planSplits(ctx context.Context, sp *sqlplan.SelectPlan) (*scan
 	if err != nil {
 		return nil, err
 	}
-	plan := &scanPlan{sel: sp, spec: spec, pd: pd, planner: p}
+	plan := &scanPlan{sel: sp, spec: spec, pd: pd, planner: p, delta: delta}
 	// A snapshot taken between planning and pinning may have removed a
 	// planned one; planning again sees the newer snapshot.
 	for attempt := 0; ; attempt++ {
@@ -341,7 +366,11 @@ func (u *unpinOnClose) EstimatedRows() int64 {
 	if u.plan.index != nil {
 		return int64(u.plan.index.rows)
 	}
-	return planner.EstimateRows(u.plan.splits)
+	n := planner.EstimateRows(u.plan.splits)
+	if d := u.plan.delta; d != nil {
+		n += int64(d.Len())
+	}
+	return n
 }
 
 func (u *unpinOnClose) Close() error {
@@ -387,7 +416,16 @@ func (s *Session) Explain(ctx context.Context, sp *sqlplan.SelectPlan) ([]string
 	for i, e := range p.pd.PostFilter {
 		post[i] = e.String()
 	}
-	return planner.Explain(p.sel.Table, p.spec, p.planner, p.splits, post), nil
+	return explainOverlay(p, planner.Explain(p.sel.Table, p.spec, p.planner, p.splits, post)), nil
+}
+
+// explainOverlay adds, after the first line of a table's plan, the line
+// that says the read lays the transaction's buffered writes over it.
+func explainOverlay(p *scanPlan, lines []string) []string {
+	if p.delta == nil || len(lines) == 0 {
+		return lines
+	}
+	return slices.Insert(lines, 1, p.delta.explain())
 }
 
 // explainLookup describes a point lookup: the key it reads from the live
@@ -399,10 +437,10 @@ func explainLookup(p *scanPlan) []string {
 		c := t.Schema.Columns[i]
 		key = append(key, metadata.QuoteIdent(c.Name)+" = "+metadata.FormatLiteral(c.Type, p.lookup[i]))
 	}
-	lines := []string{
+	lines := explainOverlay(p, []string{
 		fmt.Sprintf("FlussLookup: [%s], Type: [Upsert] [Key: %s]", t.Path, strings.Join(key, ", ")),
 		"Branch: point-lookup",
-	}
+	})
 	if len(p.residual) > 0 {
 		post := make([]string, len(p.residual))
 		for i, e := range p.residual {
@@ -459,12 +497,7 @@ func (s *Session) open(ctx context.Context, p *scanPlan, q exec.Query) (exec.Ope
 		layout = exec.NewLayout(len(all), all)
 		q.Filter = p.residual
 	} else if p.lookup != nil {
-		lookup := s.Engine.Lookup
-		if v := s.View; v != nil {
-			// In a transaction the key is read in its view.
-			lookup = v.Lookup
-		}
-		row, found, err := lookup(ctx, table.Path, p.lookup)
+		row, found, err := s.lookupKey(ctx, table, p.delta, p.lookup)
 		if errors.Is(err, storage.ErrLookupInLake) {
 			// The partition was dropped after it was tiered: the lake
 			// still answers for it, as a scan of it does.
@@ -497,9 +530,12 @@ func (s *Session) open(ctx context.Context, p *scanPlan, q exec.Query) (exec.Ope
 		layout = exec.NewLayout(len(all), all)
 		q.Filter = p.residual
 	} else {
-		scan := s.newScan(p)
-		op = exec.Scan(scan)
-		layout = exec.NewLayout(len(table.Schema.Columns), sp.Columns)
+		var err error
+		if op, err = s.openScan(p); err != nil {
+			p.unpin()
+			return nil, err
+		}
+		layout = exec.NewLayout(len(table.Schema.Columns), p.projection())
 		q.Filter = p.pd.PostFilter
 	}
 	out, err := exec.Build(op, q, layout, s.Exec)
@@ -511,18 +547,49 @@ func (s *Session) open(ctx context.Context, p *scanPlan, q exec.Query) (exec.Ope
 	return &unpinOnClose{Operator: out, plan: p}, nil
 }
 
+// openScan builds the operator that reads a planned scan: its split scan,
+// under the overlay of the transaction's buffered writes when it wrote the
+// table. Its records hold p.projection().
+func (s *Session) openScan(p *scanPlan) (exec.Operator, error) {
+	op, _, err := s.openScanStats(p)
+	return op, err
+}
+
+// openScanStats is openScan returning the split scan too, for its
+// statistics.
+func (s *Session) openScanStats(p *scanPlan) (exec.Operator, *lakeunion.Scan, error) {
+	scan := s.newScan(p)
+	op := exec.Scan(scan)
+	if p.delta == nil {
+		return op, scan, nil
+	}
+	o, err := newTxOverlay(op, p, p.projection())
+	if err != nil {
+		op.Close()
+		return nil, nil, err
+	}
+	return o, scan, nil
+}
+
+// hidesRows reports whether an overlay may drop rows of the scan under
+// it, which then must not stop at the query's limit: a key table's
+// buffered keys hide the view's rows. A log table's buffered rows come
+// after the view's, so a scan stopping at the limit still yields the
+// first rows.
+func hidesRows(d *txDelta) bool { return d != nil && d.keyer != nil }
+
 // newScan builds the split scan of a planned SELECT: its projection,
 // pushed predicate, workers and, when nothing above the scan drops or
 // reorders rows, its limit.
 func (s *Session) newScan(p *scanPlan) *lakeunion.Scan {
 	sp := p.sel
 	opts := lakeunion.Options{
-		Projection: sp.Columns,
+		Projection: p.projection(),
 		Filter:     p.pd.Pushed,
 		Threads:    s.Threads,
 		Limit:      -1,
 	}
-	if sp.Limit >= 0 && keepsEveryRow(sp, p.pd.PostFilter) {
+	if sp.Limit >= 0 && keepsEveryRow(sp, p.pd.PostFilter) && !hidesRows(p.delta) {
 		opts.Limit = sp.Limit + sp.Offset
 	}
 	read := &sp.Table
@@ -578,7 +645,7 @@ func (s *Session) Analyze(ctx context.Context, sp *sqlplan.SelectPlan) ([]string
 	for i, e := range p.pd.PostFilter {
 		post[i] = e.String()
 	}
-	lines := planner.Explain(p.sel.Table, p.spec, p.planner, p.splits, post)
+	lines := explainOverlay(p, planner.Explain(p.sel.Table, p.spec, p.planner, p.splits, post))
 	scan, out, err := s.analyzeScan(ctx, p)
 	if err != nil {
 		return nil, err
@@ -668,12 +735,15 @@ func (s *Session) AnalyzeCompound(ctx context.Context, cp *sqlplan.CompoundPlan)
 func (s *Session) analyzeScan(ctx context.Context, p *scanPlan) (*lakeunion.Scan, int64, error) {
 	sp := p.sel
 	table := &sp.Table
-	scan := s.newScan(p)
+	in, scan, err := s.openScanStats(p)
+	if err != nil {
+		return nil, 0, err
+	}
 	q := exec.QueryOf(sp)
 	q.Filter = p.pd.PostFilter
-	op, err := exec.Build(exec.Scan(scan), q, exec.NewLayout(len(table.Schema.Columns), sp.Columns), s.Exec)
+	op, err := exec.Build(in, q, exec.NewLayout(len(table.Schema.Columns), p.projection()), s.Exec)
 	if err != nil {
-		scan.Close()
+		in.Close()
 		return nil, 0, err
 	}
 	var rows int64
@@ -764,7 +834,21 @@ tuples:
 		cells = cells[:len(cells)+width]
 		keyRows = append(keyRows, key)
 	}
-	recs, err := lookup(ctx, prepared, keyRows)
+	delta, err := s.delta(sp)
+	if err != nil {
+		return nil, err
+	}
+	var buffered [][]any
+	if delta != nil {
+		// The transaction's buffered writes answer the keys they touched.
+		if buffered, keyRows, err = delta.overlayKeyRows(keyRows); err != nil {
+			return nil, err
+		}
+	}
+	var recs []arrow.RecordBatch
+	if len(keyRows) > 0 {
+		recs, err = lookup(ctx, prepared, keyRows)
+	}
 	if errors.Is(err, storage.ErrLookupInLake) || errors.Is(err, storage.ErrTableChanged) {
 		// The lake holds the partition, or the table changed since the
 		// query was planned: a read of the table answers.
@@ -773,12 +857,15 @@ tuples:
 	if err != nil {
 		return nil, err
 	}
-	if len(recs) == 0 {
-		rec, err := BuildRecord(table.Schema.Columns, nil)
+	if len(recs) == 0 || len(buffered) > 0 {
+		rec, err := BuildRecord(table.Schema.Columns, buffered)
 		if err != nil {
+			for _, r := range recs {
+				r.Release()
+			}
 			return nil, err
 		}
-		recs = []arrow.RecordBatch{rec}
+		recs = append(recs, rec)
 	}
 	all := make([]int, len(table.Schema.Columns))
 	for i := range all {
@@ -810,13 +897,18 @@ func (s *Session) openNoFrom(sp *sqlplan.SelectPlan) (exec.Operator, error) {
 }
 
 // BuildRecord builds one record batch of rows, in canonical form, with
-// cols' names, types and nullability.
+// cols' names, types and nullability; with no columns, a batch of
+// len(rows) rows.
 func BuildRecord(cols []metadata.Column, rows [][]any) (arrow.RecordBatch, error) {
 	mcols := make([]metadata.Column, len(cols))
 	for i, c := range cols {
 		mcols[i] = metadata.Column{Name: c.Name, Type: c.Type, NotNull: c.NotNull}
 	}
 	schema := metadata.ArrowSchema(mcols)
+	if len(cols) == 0 {
+		// No column to count them by: the batch says how many rows.
+		return array.NewRecordBatch(schema, nil, int64(len(rows))), nil
+	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
 	for _, row := range rows {

@@ -37,19 +37,15 @@ func (s *Session) txWrite(ctx context.Context, w storage.Write, checked *storage
 }
 
 // checkTxWrite refuses a write (verb names the statement) before it does
-// any work: every write in a read-only transaction, and an UPDATE or
-// DELETE (readsTable) of a table the transaction has written, whose
-// buffered writes its read would not see.
-func (s *Session) checkTxWrite(verb string, path metadata.TablePath, readsTable bool) error {
+// any work: every write in a read-only transaction. The reads of an
+// UPDATE, DELETE or INSERT ... SELECT in a transaction see its earlier
+// writes (txoverlay.go), so nothing else is refused.
+func (s *Session) checkTxWrite(verb string, path metadata.TablePath) error {
 	if !s.inTx() {
 		return nil
 	}
 	if s.Writes == nil {
 		return fmt.Errorf("%s of %s in a read-only transaction: %w", verb, path, metadata.ErrReadOnly)
-	}
-	if readsTable && s.Writes.Wrote(path) {
-		return fmt.Errorf("%s of %s after this transaction wrote to it: reads in a transaction see the snapshot taken at Begin, not its own writes, so the statement could undo them; commit first: %w",
-			verb, path, metadata.ErrUnsupported)
 	}
 	return nil
 }

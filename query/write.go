@@ -16,7 +16,7 @@ import (
 // changed; rows are this execution's. Generated auto-increment values are
 // filled in before the rows are written or, in a transaction, buffered.
 func (s *Session) InsertValues(ctx context.Context, plan *sqlplan.InsertPlan, rows [][]any) (ExecResult, error) {
-	if err := s.checkTxWrite("INSERT", plan.Table.Path, false); err != nil {
+	if err := s.checkTxWrite("INSERT", plan.Table.Path); err != nil {
 		return ExecResult{}, err
 	}
 	if plan.AutoIncrement >= 0 && plan.Rows == nil {
@@ -108,7 +108,7 @@ func (s *Session) update(ctx context.Context, u *sqlplan.Update, args []sqlplan.
 	if err != nil {
 		return 0, err
 	}
-	if err := s.checkTxWrite("UPDATE", plan.Table.Path, true); err != nil {
+	if err := s.checkTxWrite("UPDATE", plan.Table.Path); err != nil {
 		return 0, err
 	}
 	cols := plan.Table.Schema.Columns
@@ -161,7 +161,7 @@ func (s *Session) delete(ctx context.Context, d *sqlplan.Delete, args []sqlplan.
 	if err != nil {
 		return 0, err
 	}
-	if err := s.checkTxWrite("DELETE", plan.Table.Path, true); err != nil {
+	if err := s.checkTxWrite("DELETE", plan.Table.Path); err != nil {
 		return 0, err
 	}
 	cols := plan.Table.Schema.Columns

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -351,8 +350,9 @@ type WriteBuffer struct {
 	writes []Write
 	// rows is each key touched by a buffered upsert or delete, after the
 	// buffered writes: the row, or nil when deleted. Keyed by table id,
-	// partition name and encoded key.
-	rows map[string][]any
+	// then by the key's primary-key values (TableDelta.Keys): the reads of
+	// the transaction lay them over the view as they are.
+	rows map[int64]map[string][]any
 	// tables are the tables written, by path.
 	tables map[metadata.TablePath]bool
 	// unique maps the value of a UNIQUE index a buffered row took (its
@@ -367,7 +367,7 @@ type WriteBuffer struct {
 
 // NewWriteBuffer returns an empty buffer counting against the view.
 func (v *ReadView) NewWriteBuffer() *WriteBuffer {
-	return &WriteBuffer{v: v, rows: map[string][]any{}, tables: map[metadata.TablePath]bool{}, unique: map[string]string{}}
+	return &WriteBuffer{v: v, rows: map[int64]map[string][]any{}, tables: map[metadata.TablePath]bool{}, unique: map[string]string{}}
 }
 
 // Writes returns the buffered writes in order, consecutive appends to one
@@ -518,23 +518,22 @@ func (b *WriteBuffer) mergeAppend(w Write) bool {
 func (b *WriteBuffer) merge(entry *tableEntry, del bool, m *merger, routed *routedRows) (int64, error) {
 	info := &entry.Info
 	kc := newKeyCodec(info)
+	dk := newDeltaKeyer(info)
 	next := map[string][]any{}
+	buffered := b.rows[info.TableID]
 	var affected int64
 	for r, in := range routed.values {
-		name := ""
-		if routed.partitions != nil {
-			name = routed.partitions[r]
-		}
-		// The buffer's key names the partition by name: a partition an
-		// earlier buffered write creates has no id yet.
-		bufKey, err := kc.key(metadata.TableBucket{TableID: info.TableID, Bucket: int32(routed.buckets[r])}, in)
+		// The buffer keys a row by its whole primary key, partition keys
+		// included: a partition an earlier buffered write creates has no
+		// id yet.
+		bufKey, err := dk.key(in)
 		if err != nil {
 			return 0, fmt.Errorf("row %d: key: %w", r+1, err)
 		}
-		k := string(binary.BigEndian.AppendUint64(nil, uint64(info.TableID))) + name + "\x00" + string(bufKey)
+		k := string(bufKey)
 		old, seen := next[k]
 		if !seen {
-			old, seen = b.rows[k]
+			old, seen = buffered[k]
 		}
 		if !seen {
 			if tb, ok := routedBucket(entry, routed, r); ok {
@@ -565,12 +564,18 @@ func (b *WriteBuffer) merge(entry *tableEntry, del bool, m *merger, routed *rout
 		next[k] = row
 		affected++
 	}
-	if ixs := entry.indexes; hasUnique(ixs) {
-		if err := b.checkUnique(entry, ixs, next); err != nil {
+	if ixs := entry.indexes; hasUnique(ixs) && len(next) > 0 {
+		if err := b.checkUnique(entry, ixs, dk, next); err != nil {
 			return 0, err
 		}
 	}
-	maps.Copy(b.rows, next)
+	if len(next) > 0 {
+		if buffered == nil {
+			buffered = map[string][]any{}
+			b.rows[info.TableID] = buffered
+		}
+		maps.Copy(buffered, next)
+	}
 	return affected, nil
 }
 
@@ -579,12 +584,13 @@ func (b *WriteBuffer) merge(entry *tableEntry, del bool, m *merger, routed *rout
 // the buffer holds, or a row of the view the buffer does not replace; it
 // records their values otherwise. Commit checks again against what is
 // committed by then.
-func (b *WriteBuffer) checkUnique(entry *tableEntry, ixs []*tableIndex, next map[string][]any) error {
+func (b *WriteBuffer) checkUnique(entry *tableEntry, ixs []*tableIndex, dk *DeltaKeyer, next map[string][]any) error {
+	buffered := b.rows[entry.Info.TableID]
 	rowOf := func(k string) ([]any, bool) {
 		if r, ok := next[k]; ok {
 			return r, true
 		}
-		r, ok := b.rows[k]
+		r, ok := buffered[k]
 		return r, ok
 	}
 	taken := map[string]string{}
@@ -612,7 +618,7 @@ func (b *WriteBuffer) checkUnique(entry *tableEntry, ixs []*tableIndex, next map
 					return ix.duplicateErr(row)
 				}
 			}
-			dup, err := b.viewHolds(entry, ix, p, row, rowOf)
+			dup, err := b.viewHolds(entry, ix, dk, p, row, rowOf)
 			if err != nil {
 				return err
 			}
@@ -627,7 +633,7 @@ func (b *WriteBuffer) checkUnique(entry *tableEntry, ixs []*tableIndex, next map
 
 // viewHolds reports whether a row of the view that the buffer does not
 // replace holds row's values of ix (prefix: their entry prefix).
-func (b *WriteBuffer) viewHolds(entry *tableEntry, ix *tableIndex, prefix []byte, row []any, rowOf func(string) ([]any, bool)) (bool, error) {
+func (b *WriteBuffer) viewHolds(entry *tableEntry, ix *tableIndex, dk *DeltaKeyer, prefix []byte, row []any, rowOf func(string) ([]any, bool)) (bool, error) {
 	v := b.v
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -636,42 +642,21 @@ func (b *WriteBuffer) viewHolds(entry *tableEntry, ix *tableIndex, prefix []byte
 	}
 	var dup bool
 	err := indexRowKeys(v.mu.ps, prefix, func(rowKey []byte) (bool, error) {
-		if k, ok := bufferKey(entry, rowKey); ok {
-			if _, replaced := rowOf(k); replaced {
-				return true, nil
-			}
-		}
 		stored, err := kvReadRow(v.mu.ps, entry, rowKey)
+		if err != nil || stored == nil || !ix.sameValues(stored, row) {
+			return err == nil, err
+		}
+		k, err := dk.key(stored)
 		if err != nil {
 			return false, err
 		}
-		dup = stored != nil && ix.sameValues(stored, row)
-		return !dup, nil
+		if _, replaced := rowOf(string(k)); replaced {
+			return true, nil // the buffer's row for that key decides
+		}
+		dup = true
+		return false, nil
 	})
 	return dup, err
-}
-
-// bufferKey is the key in WriteBuffer.rows of the row under a Pebble row
-// key: table id, partition name, and the row key with no partition id
-// (see merge). ok is false when the partition is not known.
-func bufferKey(entry *tableEntry, rowKey []byte) (string, bool) {
-	if len(rowKey) < kvPrefixSize {
-		return "", false
-	}
-	tb, ok := parseBucketID(rowKey[1:kvPrefixSize])
-	if !ok {
-		return "", false
-	}
-	name := ""
-	if tb.PartitionID != metadata.NonPartitioned {
-		p, ok := entry.partitionByID(tb.PartitionID)
-		if !ok {
-			return "", false
-		}
-		name = p.Name
-	}
-	key := append(kvDataPrefix(metadata.TableBucket{TableID: tb.TableID, Bucket: tb.Bucket}), rowKey[kvPrefixSize:]...)
-	return string(binary.BigEndian.AppendUint64(nil, uint64(tb.TableID))) + name + "\x00" + string(key), true
 }
 
 // sameChecked reports whether two writes make the same promise about
@@ -681,4 +666,86 @@ func sameChecked(a, b *CheckedRows) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// TableDelta is what a transaction's buffered writes change in one table:
+// what its reads lay over the view. It shares the buffer's rows, which the
+// caller must not change, and is valid until the next write is added.
+type TableDelta struct {
+	// Keys holds, for a primary-key table, every key a buffered upsert or
+	// delete touched, by its primary-key values as DeltaKeyer encodes
+	// them, with its full row after the buffered writes (partial updates
+	// and ON DUPLICATE KEY UPDATE applied), or nil when they delete it. A
+	// row keeps the width of the table when it was buffered.
+	Keys map[string][]any
+	// Appended holds a log table's buffered rows in the order they were
+	// appended, each checked and coerced to its column as Commit will.
+	Appended [][]any
+}
+
+// Len is the number of buffered rows: keys touched, or rows appended.
+func (d TableDelta) Len() int { return len(d.Keys) + len(d.Appended) }
+
+// Delta returns what the buffered writes change in the table info
+// describes (as bound now). ok is false when nothing buffered touches it,
+// which costs one map lookup: a read of a table the transaction did not
+// write lays nothing over the view.
+func (b *WriteBuffer) Delta(info *metadata.TableInfo) (d TableDelta, ok bool, err error) {
+	if !b.tables[info.Path] {
+		return TableDelta{}, false, nil
+	}
+	if info.HasPrimaryKey() {
+		d.Keys = b.rows[info.TableID]
+		return d, len(d.Keys) > 0, nil
+	}
+	for _, w := range b.writes {
+		if w.Kind != WriteAppend || w.Path != info.Path {
+			continue
+		}
+		trusted := w.Checked != nil && w.Checked.TableID == info.TableID && w.Checked.SchemaID == info.SchemaID
+		routed, err := routeRows(info, w.Rows, nil, trusted)
+		if err != nil {
+			return TableDelta{}, false, fmt.Errorf("buffered rows of %s: %w", info.Path, err)
+		}
+		d.Appended = append(d.Appended, routed.values...)
+	}
+	return d, len(d.Appended) > 0, nil
+}
+
+// DeltaKeyer encodes the keys of TableDelta.Keys: a row's primary-key
+// values (partition keys included), ordered-key encoded. Not safe for
+// concurrent use: it reuses its buffers.
+type DeltaKeyer struct {
+	idx   []int
+	types []metadata.DataType
+	vals  []any
+	buf   []byte
+}
+
+// NewDeltaKeyer returns the keyer of a primary-key table.
+func NewDeltaKeyer(info *metadata.TableInfo) *DeltaKeyer { return newDeltaKeyer(info) }
+
+func newDeltaKeyer(info *metadata.TableInfo) *DeltaKeyer {
+	k := &DeltaKeyer{idx: info.PrimaryKeyIndexes()}
+	for _, i := range k.idx {
+		k.types = append(k.types, info.Schema.Columns[i].Type)
+	}
+	k.vals = make([]any, len(k.idx))
+	return k
+}
+
+// Key returns the key of the row whose column c holds value(c); the bytes
+// are valid until the next call. A NULL key value is an error.
+func (k *DeltaKeyer) Key(value func(c int) any) ([]byte, error) {
+	for j, i := range k.idx {
+		k.vals[j] = value(i)
+	}
+	var err error
+	k.buf, err = metadata.AppendOrderedKey(k.buf[:0], k.types, k.vals)
+	return k.buf, err
+}
+
+// key is Key of a full-schema row.
+func (k *DeltaKeyer) key(row []any) ([]byte, error) {
+	return k.Key(func(c int) any { return row[c] })
 }

@@ -154,3 +154,64 @@ func TestEngineCloseReleasesOpenViews(t *testing.T) {
 	require.NoError(t, e.Close())
 	require.NoError(t, v.Close())
 }
+
+// TestWriteBufferDelta: the delta of a table is what its reads lay over
+// the view: a key table's touched keys by primary key, each with its row
+// after the buffered writes or nil when deleted (a write that changes
+// nothing, or a delete of an absent key, touches nothing); a log table's
+// appended rows in order, coerced; nothing for a table not written.
+func TestWriteBufferDelta(t *testing.T) {
+	e, _ := testEngine(t, "", nil)
+	createCommitTables(t, e)
+	createPK(t, e, "untouched", nil)
+	_, err := e.Commit(ctx, baselineCommit())
+	require.NoError(t, err)
+	v, err := e.ReadView(ctx)
+	require.NoError(t, err)
+	defer v.Close()
+	buf := v.NewWriteBuffer()
+	for _, w := range targetCommit() {
+		_, err := buf.Add(ctx, w)
+		require.NoError(t, err)
+	}
+	info := func(name string) *metadata.TableInfo {
+		i, err := e.TableInfo(ctx, path(name))
+		require.NoError(t, err)
+		return &i
+	}
+
+	kv := info("kv")
+	d, ok, err := buf.Delta(kv)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Empty(t, d.Appended)
+	keyer := NewDeltaKeyer(kv)
+	byID := map[int32][]any{}
+	for _, id := range []int32{1, 2, 4, 10, 11, 99} {
+		k, err := keyer.Key(func(c int) any { return []any{nil, id, nil}[c] })
+		require.NoError(t, err)
+		if row, hit := d.Keys[string(k)]; hit {
+			byID[id] = row
+		}
+	}
+	require.Equal(t, map[int32][]any{
+		1:  {"x1", int64(1), int64(111)}, // upserted, then partially updated
+		4:  nil,                          // deleted
+		10: {"x10", int64(10), int64(10)},
+		11: nil, // upserted, then deleted
+	}, byID)
+	require.Len(t, d.Keys, 4)
+	require.Equal(t, 4, d.Len())
+
+	d, ok, err = buf.Delta(info("ev"))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Nil(t, d.Keys)
+	require.Equal(t, append(evRows("a", 100, 101, 102), evRows("b", 103, 104, 105)...), d.Appended)
+
+	_, ok, err = buf.Delta(info("untouched"))
+	require.NoError(t, err)
+	require.False(t, ok)
+	_, err = keyer.Key(func(int) any { return nil })
+	require.ErrorIs(t, err, metadata.ErrConstraint, "a NULL key")
+}
