@@ -295,7 +295,14 @@ func TestIndexLookupEqualsScan(t *testing.T) {
 	tx, err := db.Begin()
 	require.NoError(t, err)
 	check(tx, "transaction")
+	// Once the transaction wrote the table, its reads by an indexed
+	// column see its writes too.
+	_, err = tx.Exec(`INSERT INTO r VALUES (1000, 77, 'q', 99999)`)
+	require.NoError(t, err)
+	require.Equal(t, [][]any{{int64(1000), int64(77), "q", int64(99999)}}, scanRows(t, tx, `SELECT id, a, b, c FROM r WHERE c = 99999`))
+	require.Equal(t, [][]any{{int64(1000), int64(77), "q", int64(99999)}}, scanRows(t, tx, `SELECT id, a, b, c FROM r WHERE a = 77`))
 	require.NoError(t, tx.Rollback())
+	require.Empty(t, scanRows(t, db, `SELECT id, a, b, c FROM r WHERE c = 99999`))
 
 	require.NoError(t, db.Close())
 	db, err = sql.Open("fluss", dsn)
