@@ -25,6 +25,9 @@ type Conn struct {
 	closed   bool
 	// tx is the open transaction (tx.go), nil outside one.
 	tx *Tx
+	// vars are the session variables SET changes (SET time_zone moves
+	// loc); they last as long as the connection, as in MySQL.
+	vars *query.Variables
 }
 
 var (
@@ -40,7 +43,7 @@ var (
 )
 
 func newConn(c *Connector) *Conn {
-	return &Conn{connector: c, database: metadata.DefaultDatabase}
+	return &Conn{connector: c, database: metadata.DefaultDatabase, vars: query.NewVariables(c.cfg.Location)}
 }
 
 // Prepare parses query into a statement.
@@ -97,7 +100,8 @@ func (c *Conn) Ping(ctx context.Context) error {
 }
 
 // ResetSession returns the connection to the pool's default state: the
-// current database goes back to the default.
+// current database goes back to the default. Session variables (SET)
+// stay, as a MySQL connection's do when database/sql reuses it.
 func (c *Conn) ResetSession(ctx context.Context) error {
 	if c.closed || c.connector.shared.isClosed() {
 		return driver.ErrBadConn
@@ -147,6 +151,7 @@ func (c *Conn) session() *query.Session {
 		MaxRecordsPerSplit: cfg.MaxRecordsPerSplit,
 		Threads:            cfg.Threads,
 		Logger:             c.connector.logger,
+		Vars:               c.vars,
 		Location:           c.location(),
 	}
 	if c.tx != nil {
@@ -167,9 +172,15 @@ func (c *Conn) check() error {
 	return nil
 }
 
-// location is the DSN's loc (UTC for a connection without a connector).
+// location is the connection's loc: the DSN's, or the zone SET
+// time_zone named (UTC for a connection without a connector).
 func (c *Conn) location() *time.Location {
-	if c == nil || c.connector == nil || c.connector.cfg.Location == nil {
+	switch {
+	case c == nil:
+		return time.UTC
+	case c.vars != nil && c.vars.Location != nil:
+		return c.vars.Location
+	case c.connector == nil || c.connector.cfg.Location == nil:
 		return time.UTC
 	}
 	return c.connector.cfg.Location
@@ -179,7 +190,8 @@ func (c *Conn) location() *time.Location {
 // plus the values fluss binds natively: uint64 over MaxInt64, *big.Int,
 // slices and maps for ARRAY and MAP (and []any for ROW), and metadata's
 // canonical values. A time.Time, also one a driver.Valuer returns, is
-// moved into the DSN's loc, as go-sql-driver/mysql converts it: a
+// moved into the connection's loc (the DSN's, or SET time_zone's), as
+// go-sql-driver/mysql converts it: a
 // TIMESTAMP, DATE or TIME takes its wall clock there, and a
 // TIMESTAMP_LTZ keeps its instant either way.
 func (c *Conn) CheckNamedValue(nv *driver.NamedValue) error {

@@ -68,7 +68,7 @@ func (s *Stmt) lookupRows(ctx context.Context, args []sqlplan.Arg) (rows *Rows, 
 	}
 	var vals []driver.Value
 	if found && !pl.empty {
-		conv := converter{loc: s.conn.connector.cfg.Location}
+		conv := converter{loc: s.conn.location()}
 		vals = make([]driver.Value, len(pl.out))
 		for i, c := range pl.out {
 			vals[i] = conv.value(pl.cols[i].Type, row[c])

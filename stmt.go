@@ -235,7 +235,7 @@ func plural(n int, word string) string {
 }
 
 func (s *Stmt) converter() *converter {
-	return &converter{loc: s.conn.connector.cfg.Location}
+	return &converter{loc: s.conn.location()}
 }
 
 // query runs the statement in the connection's session and returns its

@@ -63,6 +63,9 @@ type TableDescriptor struct {
 	// declared (see CheckIndex): kept in the KV store next to the rows of
 	// a primary-key table, a UNIQUE one enforced.
 	Indexes []DeclaredIndex
+	// ForeignKeys are the FOREIGN KEY clauses a MySQL-dialect CREATE
+	// TABLE declared: recorded, not enforced (see ForeignKey).
+	ForeignKeys []ForeignKey
 }
 
 // DeclaredIndex is a secondary index (INDEX, KEY, UNIQUE) of a
@@ -179,7 +182,10 @@ type TableInfo struct {
 	Options       map[string]string `json:"options,omitempty"`
 	Comment       string            `json:"comment,omitempty"`
 	Indexes       []DeclaredIndex   `json:"indexes,omitempty"`
-	CreatedAt     time.Time         `json:"created_at"`
+	// ForeignKeys are recorded, never enforced; a catalog written before
+	// they were recorded has none.
+	ForeignKeys []ForeignKey `json:"foreign_keys,omitempty"`
+	CreatedAt   time.Time    `json:"created_at"`
 	// Config is the parsed form of Options.
 	Config TableConfig `json:"-"`
 }
@@ -403,7 +409,16 @@ func NewTableInfo(desc TableDescriptor, tableID int64, defaultBuckets int, now t
 		PartitionKeys: partKeys,
 		Options:       maps.Clone(desc.Options),
 		Comment:       desc.Comment,
+		ForeignKeys:   slices.Clone(desc.ForeignKeys),
 		CreatedAt:     now.UTC(),
+	}
+	for _, ix := range desc.Indexes {
+		if info, err = info.WithIndex(ix); err != nil {
+			return TableInfo{}, err
+		}
+	}
+	if err := checkForeignKeys(&info); err != nil {
+		return TableInfo{}, err
 	}
 	if len(pk) > 0 && len(info.PhysicalPrimaryKey()) == 0 {
 		return TableInfo{}, fmt.Errorf("%w: the primary key (%s) must have a column that is not a partition key", ErrInvalidTable, strings.Join(pk, ", "))
@@ -447,11 +462,6 @@ func NewTableInfo(desc TableDescriptor, tableID int64, defaultBuckets int, now t
 	}
 	if err := info.Resolve(); err != nil {
 		return TableInfo{}, err
-	}
-	for _, ix := range desc.Indexes {
-		if info, err = info.WithIndex(ix); err != nil {
-			return TableInfo{}, err
-		}
 	}
 	return info, nil
 }

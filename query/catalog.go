@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/flusslite/fluss/metadata"
@@ -15,17 +17,31 @@ import (
 // engine's tables and views, plus the information_schema tables.
 type sessionCatalog struct {
 	eng *storage.Engine
+	// vars answers @@name; nil where no variable may be read (a view's
+	// query, which must not depend on the connection).
+	vars *Variables
 }
 
-var _ sqlplan.ViewCatalog = sessionCatalog{}
+var (
+	_ sqlplan.ViewCatalog     = sessionCatalog{}
+	_ sqlplan.VariableCatalog = sessionCatalog{}
+)
+
+// SystemVariable makes the catalog a sqlplan.VariableCatalog.
+func (c sessionCatalog) SystemVariable(name string) (any, error) {
+	if c.vars == nil {
+		return nil, fmt.Errorf("system variable @@%s cannot be read here (a view's query does not depend on the connection): %w", name, metadata.ErrUnsupported)
+	}
+	return c.vars.Lookup(name)
+}
 
 func (c sessionCatalog) TableInfo(ctx context.Context, path metadata.TablePath) (metadata.TableInfo, error) {
 	if strings.EqualFold(path.Database, InfoSchemaDB) {
 		if info, ok := infoSchemaInfo(path); ok {
 			return info, nil
 		}
-		return metadata.TableInfo{}, fmt.Errorf("information_schema has no table %s (known: schemata, tables, views, columns, statistics): %w",
-			path.Table, metadata.ErrNotFound)
+		return metadata.TableInfo{}, fmt.Errorf("information_schema has no table %s (known: %s): %w",
+			path.Table, strings.Join(slices.Sorted(maps.Keys(infoSchemaTables)), ", "), metadata.ErrNotFound)
 	}
 	return c.eng.TableInfo(ctx, path)
 }

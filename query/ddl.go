@@ -33,6 +33,9 @@ func (s *Session) ddl(ctx context.Context, st sqlplan.Statement) error {
 	case *sqlplan.CreateTable:
 		desc := st.Table
 		desc.Path = s.path(desc.Path)
+		if err := s.foreignKeys(ctx, &desc, st.IfNotExists); err != nil {
+			return err
+		}
 		if _, err := eng.CreateTable(ctx, desc, st.IfNotExists); err != nil {
 			return err
 		}
@@ -49,6 +52,9 @@ func (s *Session) ddl(ctx context.Context, st sqlplan.Statement) error {
 	case *sqlplan.DropView:
 		return s.dropView(ctx, st)
 	case *sqlplan.DropTable:
+		if err := s.checkDropReferenced(ctx, s.path(st.Table)); err != nil {
+			return err
+		}
 		if err := eng.DropTable(ctx, s.path(st.Table), st.IfExists); err != nil {
 			return err
 		}
@@ -68,6 +74,10 @@ func (s *Session) ddl(ctx context.Context, st sqlplan.Statement) error {
 	case *sqlplan.DropIndex:
 		_, err := eng.DropIndex(ctx, s.path(st.Table), st.Name, st.IfExists)
 		return err
+	case *sqlplan.AddForeignKey:
+		return s.addForeignKey(ctx, st)
+	case *sqlplan.DropConstraint:
+		return s.dropConstraint(ctx, st)
 	case *sqlplan.AddColumn:
 		return fmt.Errorf("ALTER TABLE ... ADD COLUMN is not supported yet: %w", metadata.ErrUnsupported)
 	case *sqlplan.Use:

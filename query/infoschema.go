@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -43,6 +44,58 @@ var infoSchemaTables = map[string][]metadata.Column{
 		{Name: "index_type", Type: metadata.StringType(), NotNull: true},
 		{Name: "comment", Type: metadata.StringType(), NotNull: true},
 		{Name: "index_comment", Type: metadata.StringType(), NotNull: true},
+	},
+	// table_constraints lists each table's primary key (PRIMARY), its
+	// UNIQUE indexes and its foreign keys, as MySQL does: GORM's
+	// HasConstraint asks it. enforced is NO for a foreign key, which
+	// fluss records but never checks, and for a UNIQUE index an older
+	// release recorded on a log table; YES for the primary key and a
+	// built UNIQUE index.
+	"table_constraints": {
+		{Name: "constraint_catalog", Type: metadata.StringType(), NotNull: true},
+		{Name: "constraint_schema", Type: metadata.StringType(), NotNull: true},
+		{Name: "constraint_name", Type: metadata.StringType(), NotNull: true},
+		{Name: "table_schema", Type: metadata.StringType(), NotNull: true},
+		{Name: "table_name", Type: metadata.StringType(), NotNull: true},
+		{Name: "constraint_type", Type: metadata.StringType(), NotNull: true},
+		{Name: "enforced", Type: metadata.StringType(), NotNull: true},
+	},
+	// key_column_usage lists the columns of those constraints, a foreign
+	// key's with the parent column each references.
+	"key_column_usage": {
+		{Name: "constraint_catalog", Type: metadata.StringType(), NotNull: true},
+		{Name: "constraint_schema", Type: metadata.StringType(), NotNull: true},
+		{Name: "constraint_name", Type: metadata.StringType(), NotNull: true},
+		{Name: "table_catalog", Type: metadata.StringType(), NotNull: true},
+		{Name: "table_schema", Type: metadata.StringType(), NotNull: true},
+		{Name: "table_name", Type: metadata.StringType(), NotNull: true},
+		{Name: "column_name", Type: metadata.StringType(), NotNull: true},
+		{Name: "ordinal_position", Type: metadata.BigIntType(), NotNull: true},
+		{Name: "position_in_unique_constraint", Type: metadata.BigIntType()},
+		{Name: "referenced_table_schema", Type: metadata.StringType()},
+		{Name: "referenced_table_name", Type: metadata.StringType()},
+		{Name: "referenced_column_name", Type: metadata.StringType()},
+	},
+	// referential_constraints lists the foreign keys with their actions
+	// as declared (none is applied).
+	"referential_constraints": {
+		{Name: "constraint_catalog", Type: metadata.StringType(), NotNull: true},
+		{Name: "constraint_schema", Type: metadata.StringType(), NotNull: true},
+		{Name: "constraint_name", Type: metadata.StringType(), NotNull: true},
+		{Name: "unique_constraint_catalog", Type: metadata.StringType(), NotNull: true},
+		{Name: "unique_constraint_schema", Type: metadata.StringType(), NotNull: true},
+		{Name: "unique_constraint_name", Type: metadata.StringType()},
+		{Name: "match_option", Type: metadata.StringType(), NotNull: true},
+		{Name: "update_rule", Type: metadata.StringType(), NotNull: true},
+		{Name: "delete_rule", Type: metadata.StringType(), NotNull: true},
+		{Name: "table_name", Type: metadata.StringType(), NotNull: true},
+		{Name: "referenced_table_name", Type: metadata.StringType(), NotNull: true},
+	},
+	// session_variables lists the connection's system variables, as
+	// SHOW VARIABLES shows them (it is a query over this table).
+	"session_variables": {
+		{Name: "variable_name", Type: metadata.StringType(), NotNull: true},
+		{Name: "variable_value", Type: metadata.StringType(), NotNull: true},
 	},
 	// views lists the views with their query as written; none can be
 	// written through, so is_updatable is always NO.
@@ -124,6 +177,12 @@ func (s *Session) infoSchemaData(ctx context.Context, table string) ([][]any, er
 	}
 	const catalog = "def"
 	var rows [][]any
+	if table == "session_variables" {
+		for _, v := range s.variables().list() {
+			rows = append(rows, []any{v.name, v.show})
+		}
+		return rows, nil
+	}
 	if table == "schemata" {
 		rows = append(rows, []any{catalog, InfoSchemaDB})
 		for _, db := range dbs {
@@ -154,8 +213,12 @@ func (s *Session) infoSchemaData(ctx context.Context, table string) ([][]any, er
 				}
 				return nil, err
 			}
-			if table == "statistics" {
+			switch table {
+			case "statistics":
 				rows = append(rows, statisticsRows(catalog, &info)...)
+				continue
+			case "table_constraints", "key_column_usage", "referential_constraints":
+				rows = append(rows, constraintRows(ctx, s, table, catalog, &info)...)
 				continue
 			}
 			for i, c := range info.Schema.Columns {
@@ -254,4 +317,78 @@ func statisticsRows(catalog string, info *metadata.TableInfo) [][]any {
 		}
 	}
 	return rows
+}
+
+// constraintRows are the rows of information_schema.table_constraints,
+// key_column_usage or referential_constraints for one table: its
+// primary key (PRIMARY), its UNIQUE indexes (from the same recorded
+// index list statistics lists) and its foreign keys.
+func constraintRows(ctx context.Context, s *Session, table, catalog string, info *metadata.TableInfo) [][]any {
+	db, name := info.Path.Database, info.Path.Table
+	var rows [][]any
+	unique := info.Indexes
+	if info.HasPrimaryKey() {
+		unique = append([]metadata.DeclaredIndex{{Name: "PRIMARY", Columns: info.Schema.PrimaryKey, Unique: true}}, unique...)
+	}
+	for _, ix := range unique {
+		if !ix.Unique {
+			continue
+		}
+		// A built UNIQUE index (it has an id) is enforced; one an older
+		// release recorded on a log table is not.
+		typ, enforced := "UNIQUE", "NO"
+		if ix.ID > 0 {
+			enforced = "YES"
+		}
+		if ix.Name == "PRIMARY" {
+			typ, enforced = "PRIMARY KEY", "YES"
+		}
+		switch table {
+		case "table_constraints":
+			rows = append(rows, []any{catalog, db, ix.Name, db, name, typ, enforced})
+		case "key_column_usage":
+			for i, c := range ix.Columns {
+				rows = append(rows, []any{catalog, db, ix.Name, catalog, db, name, c, int64(i + 1), nil, nil, nil, nil})
+			}
+		}
+	}
+	for _, fk := range info.ForeignKeys {
+		switch table {
+		case "table_constraints":
+			rows = append(rows, []any{catalog, db, fk.Name, db, name, "FOREIGN KEY", "NO"})
+		case "key_column_usage":
+			for i, c := range fk.Columns {
+				rows = append(rows, []any{catalog, db, fk.Name, catalog, db, name, c, int64(i + 1), int64(i + 1),
+					fk.RefTable.Database, fk.RefTable.Table, fk.RefColumns[i]})
+			}
+		case "referential_constraints":
+			rows = append(rows, []any{catalog, db, fk.Name, catalog, fk.RefTable.Database, referencedKey(ctx, s, fk),
+				"NONE", metadata.Action(fk.OnUpdate), metadata.Action(fk.OnDelete), name, fk.RefTable.Table})
+		}
+	}
+	return rows
+}
+
+// referencedKey names the parent's primary key or UNIQUE index whose
+// columns a foreign key references, as referential_constraints'
+// unique_constraint_name; nil when the parent has none (or is gone).
+func referencedKey(ctx context.Context, s *Session, fk metadata.ForeignKey) any {
+	parent, err := s.Engine.TableInfo(ctx, fk.RefTable)
+	if err != nil {
+		return nil
+	}
+	same := func(cols []string) bool {
+		return len(cols) == len(fk.RefColumns) && !slices.ContainsFunc(cols, func(c string) bool {
+			return !slices.ContainsFunc(fk.RefColumns, func(r string) bool { return strings.EqualFold(r, c) })
+		})
+	}
+	if parent.HasPrimaryKey() && same(parent.Schema.PrimaryKey) {
+		return "PRIMARY"
+	}
+	for _, ix := range parent.Indexes {
+		if ix.Unique && same(ix.Columns) {
+			return ix.Name
+		}
+	}
+	return nil
 }

@@ -31,7 +31,7 @@ func (s *Session) insertSelectRows(ctx context.Context, ins *sqlplan.Insert, arg
 	}
 	// The session's catalog, so that the query may read
 	// information_schema as a SELECT may.
-	plan, err := sqlplan.BindInsert(ctx, ins, sessionCatalog{eng: s.Engine}, s.Database, args)
+	plan, err := sqlplan.BindInsert(ctx, ins, s.catalog(), s.Database, args)
 	if err != nil {
 		return nil, nil, err
 	}

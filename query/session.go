@@ -70,9 +70,13 @@ type Session struct {
 	// Logger hears what a statement accepts but ignores (CREATE TABLE's
 	// notes); nil: nobody.
 	Logger *slog.Logger
-	// Location is the session's time zone (the DSN's loc; nil: UTC): a
-	// DEFAULT CURRENT_TIMESTAMP of a TIMESTAMP column takes its wall
-	// clock there.
+	// Vars are the connection's session variables (SET, @@name, SHOW
+	// VARIABLES); the connection owns them and SET changes them in
+	// place. nil: the defaults, and SET is refused.
+	Vars *Variables
+	// Location is the session's time zone (the connection's loc, which
+	// SET time_zone changes; nil: UTC): a DEFAULT CURRENT_TIMESTAMP of a
+	// TIMESTAMP column takes its wall clock there.
 	Location *time.Location
 	// Exec are the options of the operators above the read: NewSession
 	// sets them from MemoryLimit, with the session as their subquery
@@ -95,6 +99,19 @@ func NewSession(s Session) *Session {
 }
 
 var _ Reader = (*Session)(nil)
+
+// catalog is the catalog the session's statements bind against.
+func (s *Session) catalog() sessionCatalog {
+	return sessionCatalog{eng: s.Engine, vars: s.variables()}
+}
+
+// variables are the session's variables, the defaults when it has none.
+func (s *Session) variables() *Variables {
+	if s.Vars == nil {
+		return NewVariables(nil)
+	}
+	return s.Vars
+}
 
 // scanPlan is a bound, planned SELECT: everything needed to read it. It
 // is either a point lookup (lookup non-nil) or a scan of splits.

@@ -15,7 +15,8 @@ import (
 // showCreateTable answers SHOW CREATE TABLE t with one row (table,
 // statement): the CREATE TABLE that makes the table as it is now, in
 // fluss's own dialect, with the bucket count the table was given by
-// default written out so that the statement recreates it exactly.
+// default written out so that the statement recreates it exactly, and
+// its foreign keys.
 func (s *Session) showCreateTable(ctx context.Context, path metadata.TablePath) (*Result, error) {
 	info, err := s.Engine.TableInfo(ctx, path)
 	if err != nil {
@@ -35,6 +36,7 @@ func (s *Session) showCreateTable(ctx context.Context, path metadata.TablePath) 
 		Options:       opts,
 		Comment:       info.Comment,
 		Indexes:       info.Indexes,
+		ForeignKeys:   info.ForeignKeys,
 	}}
 	return staticResult([]Column{
 		{Name: "table", Type: metadata.StringType()},

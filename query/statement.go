@@ -98,6 +98,11 @@ func (s *Session) Run(ctx context.Context, st sqlplan.Statement, args []sqlplan.
 		n, err = s.delete(ctx, st, args)
 	case *sqlplan.CreateTableAs:
 		return s.createTableAs(ctx, st, args)
+	case *sqlplan.Set:
+		if s.Vars == nil {
+			return ExecResult{}, fmt.Errorf("SET needs a connection's variables: %w", metadata.ErrUnsupported)
+		}
+		err = s.Vars.Apply(st)
 	case *sqlplan.Select, *sqlplan.Compound, *sqlplan.Explain, *sqlplan.ShowDatabases, *sqlplan.ShowTables,
 		*sqlplan.ShowPartitions, *sqlplan.ShowIndex, *sqlplan.Describe, *sqlplan.ShowCreateTable, *sqlplan.Call:
 		err = fmt.Errorf("statement %T returns rows; run it as a query: %w", st, metadata.ErrUnsupported)
@@ -121,7 +126,7 @@ func (s *Session) bindSelect(ctx context.Context, sel *sqlplan.Select, args []sq
 	if err := planner.CheckOptions(sel.Hints); err != nil {
 		return nil, fmt.Errorf("OPTIONS hint: %w", err)
 	}
-	return sqlplan.BindSelect(ctx, sel, sessionCatalog{eng: s.Engine}, s.Database, args)
+	return sqlplan.BindSelect(ctx, sel, s.catalog(), s.Database, args)
 }
 
 // Select binds and opens a SELECT. onLookup, when not nil, is given the
@@ -151,7 +156,7 @@ func (s *Session) bindCompound(ctx context.Context, c *sqlplan.Compound, args []
 			return nil, fmt.Errorf("OPTIONS hint: %w", err)
 		}
 	}
-	return sqlplan.BindCompound(ctx, c, sessionCatalog{eng: s.Engine}, s.Database, args)
+	return sqlplan.BindCompound(ctx, c, s.catalog(), s.Database, args)
 }
 
 func (s *Session) compound(ctx context.Context, c *sqlplan.Compound, args []sqlplan.Arg) (*Result, error) {

@@ -26,7 +26,7 @@ var _ exec.SubqueryRunner = subqueryRunner{}
 
 func (r subqueryRunner) RunSubquery(ctx context.Context, sub *sqlplan.Subquery, outer []any, max int) ([][]any, error) {
 	s := r.s
-	sp, err := sub.BindValues(ctx, sessionCatalog{eng: s.Engine}, outer)
+	sp, err := sub.BindValues(ctx, s.catalog(), outer)
 	if err != nil {
 		return nil, err
 	}

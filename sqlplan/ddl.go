@@ -304,6 +304,8 @@ func (p *parser) parseStatement() (Statement, error) {
 		s = &Use{Database: db}
 	case p.acceptKeyword("CALL"):
 		s, err = p.call()
+	case p.acceptKeyword("SET"):
+		s, err = p.set()
 	default:
 		return nil, p.errAt(t, "expected a statement")
 	}
@@ -363,6 +365,12 @@ func (p *parser) drop() (Statement, error) {
 		path, err := p.tablePath()
 		if err != nil {
 			return nil, err
+		}
+		// MySQL reads and ignores RESTRICT and CASCADE here (GORM's
+		// DropTable sends CASCADE): what depends on a table is its
+		// children's foreign keys, which foreign_key_checks governs.
+		if !p.acceptKeyword("CASCADE") {
+			p.acceptKeyword("RESTRICT")
 		}
 		return &DropTable{Table: path, IfExists: ie}, nil
 	case p.acceptKeyword("VIEW"):
@@ -536,6 +544,15 @@ func (p *parser) alter() (Statement, error) {
 	}
 	switch {
 	case p.acceptKeyword("ADD"):
+		if ix, ok, err := p.alterAddIndex(); ok || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			return &CreateIndex{Table: path, Index: ix}, nil
+		}
+		if st, ok, err := p.alterConstraint(path, true); ok {
+			return st, err
+		}
 		if p.acceptKeyword("IF", "NOT", "EXISTS") {
 			if err := p.expectKeyword("PARTITION"); err != nil {
 				return nil, err
@@ -547,12 +564,6 @@ func (p *parser) alter() (Statement, error) {
 			p.i++
 			spec, err := p.partitionSpec()
 			return &AddPartition{Table: path, Spec: spec}, err
-		}
-		if ix, ok, err := p.alterAddIndex(); ok || err != nil {
-			if err != nil {
-				return nil, err
-			}
-			return &CreateIndex{Table: path, Index: ix}, nil
 		}
 		// COLUMN is optional, and a column may itself be named "column":
 		// skip the word only when a column name and a type name follow.
@@ -589,6 +600,9 @@ func (p *parser) alter() (Statement, error) {
 				return nil, err
 			}
 			return &DropIndex{Table: path, Name: name, IfExists: ie}, nil
+		}
+		if st, ok, err := p.alterConstraint(path, false); ok {
+			return st, err
 		}
 		ie := p.acceptKeyword("IF", "EXISTS")
 		if err := p.expectKeyword("PARTITION"); err != nil {
@@ -662,6 +676,9 @@ func (p *parser) show() (Statement, error) {
 			}
 		}
 		return &ShowIndex{Table: path}, nil
+	case p.acceptKeyword("VARIABLES"), p.acceptKeyword("SESSION", "VARIABLES"), p.acceptKeyword("GLOBAL", "VARIABLES"),
+		p.acceptKeyword("LOCAL", "VARIABLES"):
+		return p.showVariables()
 	case p.acceptKeyword("CREATE"):
 		view := p.acceptKeyword("VIEW")
 		if !view {
@@ -672,7 +689,7 @@ func (p *parser) show() (Statement, error) {
 		path, err := p.tablePath()
 		return &ShowCreateTable{Table: path, View: view}, err
 	}
-	return nil, p.expected("DATABASES, TABLES, PARTITIONS, INDEX, CREATE TABLE or CREATE VIEW")
+	return nil, p.expected("DATABASES, TABLES, PARTITIONS, INDEX, VARIABLES, CREATE TABLE or CREATE VIEW")
 }
 
 func (p *parser) call() (Statement, error) {
@@ -742,9 +759,10 @@ func (p *parser) numberAt(t token, text string) (Expr, error) {
 // createTable parses what follows CREATE TABLE, in Fluss's form (Flink
 // SQL) or MySQL's as ORMs emit it: MySQL's type names (typeNames),
 // AUTO_INCREMENT (the table option auto-increment.fields), PRIMARY KEY
-// without NOT ENFORCED, and secondary INDEX, KEY, UNIQUE, FOREIGN KEY and
-// CHECK clauses and ENGINE or character-set options, which are accepted
-// without effect and named in the statement's Notes.
+// without NOT ENFORCED, FOREIGN KEY clauses (recorded in the
+// descriptor's ForeignKeys, not enforced), and secondary INDEX, KEY,
+// UNIQUE and CHECK clauses and ENGINE or character-set options, which
+// are accepted without effect and named in the statement's Notes.
 func (p *parser) createTable() (Statement, error) {
 	s := &CreateTable{IfNotExists: p.acceptKeyword("IF", "NOT", "EXISTS")}
 	d := &s.Table
@@ -788,6 +806,13 @@ func (p *parser) createTable() (Statement, error) {
 			p.indexType()
 			p.notEnforced()
 			d.Schema.PrimaryKey, pkToks = keys, toks
+		case p.isForeignKey():
+			fk, err := p.foreignKey(constraint) // CONSTRAINT name FOREIGN KEY
+			if err != nil {
+				return nil, err
+			}
+			d.ForeignKeys = append(d.ForeignKeys, fk)
+			s.Notes = append(s.Notes, foreignKeyNote(fk))
 		case p.isTableConstraint(p.peek()) && !p.isKeyword(p.peek(), "FOREIGN") && !p.isKeyword(p.peek(), "CHECK"):
 			ix, err := p.indexElement(constraint, indexNamed)
 			if err != nil {
@@ -924,7 +949,7 @@ func (p *parser) indexType() {
 }
 
 // isTableConstraint reports whether t starts one of MySQL's table
-// elements that fluss accepts without effect: INDEX, KEY, UNIQUE,
+// elements other than a column and the primary key: INDEX, KEY, UNIQUE,
 // FULLTEXT, SPATIAL, FOREIGN KEY or CHECK. A column may carry such a name
 // (`key` VARCHAR(10)): the word followed by a data type is a column.
 // t is the next token.
@@ -979,8 +1004,6 @@ func ignoredNote(clause, kind string) string {
 		why = "fluss enforces no constraint but the primary key, which upserts"
 	case "UNIQUE":
 		why = "fluss enforces no uniqueness but the primary key's, which upserts"
-	case "FOREIGN":
-		why = "fluss enforces no foreign keys"
 	case "CHECK":
 		why = "fluss enforces no CHECK constraints"
 	case "ENGINE":

@@ -43,6 +43,10 @@ func FuzzParse(f *testing.F) {
 		"SELECT * FROM t NATURAL INNER JOIN u JOIN v ON v.a = u.a AND v.b IN (SELECT 1) LIMIT (SELECT 1)",
 		"DROP VIEW IF EXISTS a, db.b",
 		"CREATE VIEW v AS SELECT a FROM t UNION SELECT b FROM u INTERSECT SELECT 1",
+		"SET NAMES utf8mb4 COLLATE utf8mb4_bin, @@session.sql_mode = 'a\\b''c', FOREIGN_KEY_CHECKS = -1, LOCAL x := `ON`",
+		"SHOW VARIABLES WHERE Variable_name LIKE 'v%' OR `Value` = 'x'",
+		"ALTER TABLE t ADD CONSTRAINT fk FOREIGN KEY (a, b) REFERENCES d.p (x, y) ON DELETE SET NULL ON UPDATE CASCADE",
+		"ALTER TABLE t DROP FOREIGN KEY fk",
 	} {
 		f.Add(seed)
 	}

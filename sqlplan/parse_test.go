@@ -23,6 +23,7 @@ func TestParseSelect(t *testing.T) { runParseGolden(t, "testdata/select") }
 func TestParseInsert(t *testing.T) { runParseGolden(t, "testdata/insert") }
 func TestParseUpdate(t *testing.T) { runParseGolden(t, "testdata/update") }
 func TestParseDelete(t *testing.T) { runParseGolden(t, "testdata/delete") }
+func TestParseSet(t *testing.T)    { runParseGolden(t, "testdata/set") }
 
 func runParseGolden(t *testing.T, path string) {
 	datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
@@ -71,6 +72,7 @@ var sentinels = []struct {
 	{"constraint", metadata.ErrConstraint},
 	{"unsupported", metadata.ErrUnsupported},
 	{"invalid option", metadata.ErrInvalidOption},
+	{"invalid table", metadata.ErrInvalidTable},
 }
 
 // errText prints an error with the sentinels it matches and the position

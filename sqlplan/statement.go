@@ -42,9 +42,10 @@ type CreateTable struct {
 	Table       metadata.TableDescriptor
 	IfNotExists bool
 	// Notes name the clauses of a MySQL-dialect statement that were
-	// accepted without effect (secondary indexes, UNIQUE, FOREIGN KEY,
-	// ENGINE, character sets), one sentence each, for the session to log.
-	// They are not part of the canonical form.
+	// accepted without effect (secondary indexes, UNIQUE, ENGINE,
+	// character sets) or recorded without being enforced (FOREIGN KEY),
+	// one sentence each, for the session to log. They are not part of
+	// the canonical form.
 	Notes []string
 }
 
@@ -336,6 +337,9 @@ func (s *CreateTable) format(open, sep, close string) string {
 			kind = "UNIQUE KEY "
 		}
 		b.WriteString(sep + kind + quoteIdent(ix.Name) + " (" + quoteIdents(ix.Columns) + ")")
+	}
+	for _, fk := range d.ForeignKeys {
+		b.WriteString(sep + formatForeignKey(fk))
 	}
 	b.WriteString(close + ")")
 	if d.Comment != "" {

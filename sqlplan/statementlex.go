@@ -56,7 +56,9 @@ func lexStatement(sql string) ([]token, error) {
 			switch n := len(toks); {
 			case n == 1:
 				switch strings.ToUpper(t.text) {
-				case "SELECT", "INSERT", "REPLACE", "UPDATE", "DELETE", "WITH", "EXPLAIN":
+				case "SELECT", "INSERT", "REPLACE", "UPDATE", "DELETE", "WITH", "EXPLAIN", "SET":
+					// SET is MySQL's: its @@variables and strings lex
+					// as MySQL's.
 					l.mysql = true
 				}
 			case isWord(toks[0], "CREATE") && n <= 4:

@@ -246,8 +246,11 @@ func outerKey(c *ColumnRef) string {
 }
 
 // column resolves a column reference: in the query's own FROM first, then,
-// in a subquery, in the queries around it.
+// in a subquery, in the queries around it. @@name is a system variable.
 func (b *binder) column(c *ColumnRef) (Expr, error) {
+	if c.Qualifier == "" && strings.HasPrefix(c.Name, "@") {
+		return b.variable(c)
+	}
 	e, err := b.ownColumn(c)
 	if err != nil && b.outer != nil && errors.Is(err, metadata.ErrNotFound) {
 		if oe, ok := b.outer.resolve(c); ok {

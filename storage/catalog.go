@@ -31,10 +31,15 @@ const (
 	// DEFAULT, views or not: a release without defaults refuses it
 	// rather than rewriting it without them.
 	catalogDefaultsVersion = 3
+	// catalogForeignKeysVersion is the version of a catalog with a
+	// foreign key, defaults and views or not: a release that does not
+	// record foreign keys refuses it rather than rewriting it without
+	// them.
+	catalogForeignKeysVersion = 4
 	// catalogIndexesVersion is the version of a catalog with a built
 	// secondary index: a release that only records indexes would write
 	// rows without their entries, which the index's reads would miss.
-	catalogIndexesVersion = 4
+	catalogIndexesVersion = 5
 )
 
 // catalog is the engine's metadata: databases, tables, partitions and the
@@ -328,6 +333,9 @@ func (c *catalog) persist(fsys FS, dir string, sync bool) error {
 	if c.hasDefaults() {
 		out.Version = catalogDefaultsVersion
 	}
+	if c.hasForeignKeys() {
+		out.Version = catalogForeignKeysVersion
+	}
 	if c.hasIndexes() {
 		out.Version = catalogIndexesVersion
 	}
@@ -357,6 +365,18 @@ func (c *catalog) hasDefaults() bool {
 	for _, db := range c.Databases {
 		for _, t := range db.Tables {
 			if t.Info.Schema.HasDefaults() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasForeignKeys reports whether a table has a foreign key.
+func (c *catalog) hasForeignKeys() bool {
+	for _, db := range c.Databases {
+		for _, t := range db.Tables {
+			if len(t.Info.ForeignKeys) > 0 {
 				return true
 			}
 		}

@@ -563,13 +563,7 @@ func (e *Engine) AlterTable(ctx context.Context, path metadata.TablePath, set ma
 	if err != nil {
 		return metadata.TableInfo{}, err
 	}
-	next := e.mu.cat.clone()
-	entry := next.byID[info.TableID]
-	entry.Info = info
-	if err := entry.prepare(); err != nil {
-		return metadata.TableInfo{}, err
-	}
-	if err := e.commitCatalogLocked(next); err != nil {
+	if err := e.replaceInfoLocked(info); err != nil {
 		return metadata.TableInfo{}, err
 	}
 	return info, nil

@@ -125,7 +125,7 @@ func TestCreateDropIndexEntries(t *testing.T) {
 	require.Zero(t, n, "the dropped index's entries are gone")
 }
 
-// A catalog with a built index says version 4, which a release that only
+// A catalog with a built index says version 5, which a release that only
 // recorded indexes refuses; an index such a release recorded on a key
 // table (no id, no entries) is dropped on load rather than read.
 func TestCatalogIndexesVersion(t *testing.T) {
@@ -139,9 +139,9 @@ func TestCatalogIndexesVersion(t *testing.T) {
 	}()
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
-	require.Contains(t, string(data), `"version": 4,`)
+	require.Contains(t, string(data), `"version": 5,`)
 	// As the older release wrote it: the index without its id.
-	old := strings.ReplaceAll(string(data), `"version": 4,`, `"version": 1,`)
+	old := strings.ReplaceAll(string(data), `"version": 5,`, `"version": 1,`)
 	old = regexp.MustCompile(`,\s*"id": \d+`).ReplaceAllString(old, "")
 	require.NoError(t, os.WriteFile(file, []byte(old), 0o644))
 	e, _ := testEngine(t, dir, nil)
