@@ -65,8 +65,8 @@ func TestForeignKeysRecorded(t *testing.T) {
 		hasConstraint := "SELECT count(*) FROM INFORMATION_SCHEMA.table_constraints WHERE constraint_schema = ? AND table_name = ? AND constraint_name = ?"
 		require.Equal(t, []string{"1"}, rowsOf(t, conn, hasConstraint, "fluss", "orders", "fk_users_orders"))
 		require.Equal(t, []string{"0"}, rowsOf(t, conn, hasConstraint, "fluss", "users", "fk_users_orders"))
-		// UNIQUE constraints come from the recorded indexes.
-		require.Equal(t, []string{"PRIMARY|PRIMARY KEY|YES", "idx_email|UNIQUE|NO"}, rowsOf(t, conn,
+		// UNIQUE constraints come from the UNIQUE indexes, which are enforced.
+		require.Equal(t, []string{"PRIMARY|PRIMARY KEY|YES", "idx_email|UNIQUE|YES"}, rowsOf(t, conn,
 			"SELECT constraint_name, constraint_type, enforced FROM information_schema.table_constraints WHERE table_name = 'users' ORDER BY constraint_type"))
 		require.Equal(t, []string{
 			"PRIMARY|id|1|<nil>|<nil>|<nil>",

@@ -139,7 +139,7 @@ func (s *Stmt) exec(ctx context.Context, args []driver.NamedValue) (driver.Resul
 	}
 	switch s.parsed.(type) {
 	case *sqlplan.Select, *sqlplan.Compound, *sqlplan.Explain, *sqlplan.ShowDatabases, *sqlplan.ShowTables,
-		*sqlplan.ShowPartitions, *sqlplan.Describe, *sqlplan.ShowCreateTable, *sqlplan.Call:
+		*sqlplan.ShowPartitions, *sqlplan.ShowIndex, *sqlplan.Describe, *sqlplan.ShowCreateTable, *sqlplan.Call:
 		rows, err := s.queryContext(ctx, args)
 		if err != nil {
 			return nil, err

@@ -223,6 +223,9 @@ func (h *harness) runAll(ctx context.Context) error {
 	if h.want("W6") {
 		h.w6(ctx)
 	}
+	if h.want("T2") {
+		h.t2(ctx)
+	}
 	if h.want("W7") {
 		h.w7(ctx)
 	}

@@ -71,7 +71,7 @@ func main() {
 	flag.DurationVar(&cfg.lookupTime, "lookup-time", 500*time.Millisecond, "a W6 run stops after this, once it has 1,000 lookups")
 	flag.DurationVar(&cfg.txnTime, "txn-time", time.Second, "how long each T1 run moves money")
 	flag.StringVar(&rssList, "rss", "1000000,10000000", "row counts at which W1's peak RSS is measured (those above -rows are skipped; -rows itself always is)")
-	flag.StringVar(&only, "only", "", "comma-separated workloads to run (W1,...,W9,RSS,J1,J2,J3,J1MEM,T1); default all")
+	flag.StringVar(&only, "only", "", "comma-separated workloads to run (W1,...,W9,T2,RSS,J1,J2,J3,J1MEM,T1); default all")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.StringVar(&childDrv, "child-driver", "", "internal: run W1 once on this driver and exit (peak RSS measurement)")
 	flag.StringVar(&childDSN, "child-dsn", "", "internal: the DSN of -child-driver")

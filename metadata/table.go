@@ -60,21 +60,113 @@ type TableDescriptor struct {
 	Options map[string]string
 	Comment string
 	// Indexes are the secondary indexes a MySQL-dialect CREATE TABLE
-	// declared. fluss builds none; they are kept so that
-	// information_schema.statistics lists them and an ORM does not try to
-	// create them again.
+	// declared (see CheckIndex): kept in the KV store next to the rows of
+	// a primary-key table, a UNIQUE one enforced.
 	Indexes []DeclaredIndex
 	// ForeignKeys are the FOREIGN KEY clauses a MySQL-dialect CREATE
 	// TABLE declared: recorded, not enforced (see ForeignKey).
 	ForeignKeys []ForeignKey
 }
 
-// DeclaredIndex is a secondary index (INDEX, KEY, UNIQUE) named in a
-// MySQL-dialect CREATE TABLE: recorded, never built or enforced.
+// DeclaredIndex is a secondary index (INDEX, KEY, UNIQUE) of a
+// primary-key table.
 type DeclaredIndex struct {
 	Name    string   `json:"name"`
 	Columns []string `json:"columns"`
 	Unique  bool     `json:"unique,omitempty"`
+	// ID keys the index's entries in the KV store; unique within its
+	// table, assigned by NewTableInfo and WithIndex.
+	ID int32 `json:"id,omitempty"`
+}
+
+// MaxIndexes bounds the secondary indexes of one table.
+const MaxIndexes = 64
+
+// CheckIndex checks a secondary index against its table and returns it
+// with its columns spelled as the table spells them: a primary-key table
+// only (a log table has no key state and is always scanned), a name not
+// taken by another index or by PRIMARY, distinct existing columns that
+// are not ARRAY, MAP or ROW, and, on a partitioned table, a UNIQUE index
+// holding every partition key, as MySQL requires (so a value is unique
+// within its partition and, since the partition keys are part of it,
+// across the table). [ErrInvalidTable, ErrExists]
+func (t *TableInfo) CheckIndex(ix DeclaredIndex) (DeclaredIndex, error) {
+	if !t.HasPrimaryKey() {
+		what := "an index"
+		if ix.Unique {
+			what = "a UNIQUE index"
+		}
+		return ix, fmt.Errorf("%w: %s (%s) needs a primary-key table: %s is a log table, which keeps no key state and is always scanned", ErrInvalidTable, what, ix.Name, t.Path)
+	}
+	if ix.Name == "" {
+		return ix, fmt.Errorf("%w: an index of %s has no name", ErrInvalidTable, t.Path)
+	}
+	if strings.EqualFold(ix.Name, "PRIMARY") {
+		return ix, fmt.Errorf("%w: index name PRIMARY is the primary key's", ErrInvalidTable)
+	}
+	for _, o := range t.Indexes {
+		if strings.EqualFold(o.Name, ix.Name) {
+			return ix, fmt.Errorf("%w: index %s of %s", ErrExists, ix.Name, t.Path)
+		}
+	}
+	if len(t.Indexes) >= MaxIndexes {
+		return ix, fmt.Errorf("%w: table %s has %d indexes, the most a table may have", ErrInvalidTable, t.Path, MaxIndexes)
+	}
+	cols, err := resolveKeyColumns(t.Schema, "index "+ix.Name, ix.Columns)
+	if err != nil {
+		return ix, err
+	}
+	if len(cols) == 0 {
+		return ix, fmt.Errorf("%w: index %s has no columns", ErrInvalidTable, ix.Name)
+	}
+	for _, name := range cols {
+		if c := t.Schema.Columns[t.Schema.ColumnIndex(name)]; c.Type.IsNested() {
+			return ix, fmt.Errorf("%w: index %s: column %q has type %s; ARRAY, MAP and ROW cannot be indexed", ErrInvalidTable, ix.Name, c.Name, c.Type)
+		}
+	}
+	if ix.Unique {
+		for _, k := range t.PartitionKeys {
+			if !containsFold(cols, k) {
+				return ix, fmt.Errorf("%w: UNIQUE index %s must include every partition key of %s (%s), as in MySQL", ErrInvalidTable, ix.Name, t.Path, strings.Join(t.PartitionKeys, ", "))
+			}
+		}
+	}
+	ix.Columns = cols
+	return ix, nil
+}
+
+// WithIndex returns a copy of t with the index added (checked by
+// CheckIndex) under a new ID.
+func (t *TableInfo) WithIndex(ix DeclaredIndex) (TableInfo, error) {
+	ix, err := t.CheckIndex(ix)
+	if err != nil {
+		return TableInfo{}, err
+	}
+	out := *t
+	for _, o := range t.Indexes {
+		ix.ID = max(ix.ID, o.ID)
+	}
+	ix.ID++
+	out.Indexes = append(slices.Clone(t.Indexes), ix)
+	return out, nil
+}
+
+// WithoutIndex returns a copy of t without the named index and the index
+// removed. [ErrNotFound]
+func (t *TableInfo) WithoutIndex(name string) (TableInfo, DeclaredIndex, error) {
+	i := slices.IndexFunc(t.Indexes, func(ix DeclaredIndex) bool { return strings.EqualFold(ix.Name, name) })
+	if i < 0 {
+		return TableInfo{}, DeclaredIndex{}, fmt.Errorf("%w: index %s of %s", ErrNotFound, name, t.Path)
+	}
+	out := *t
+	out.Indexes = slices.Delete(slices.Clone(t.Indexes), i, i+1)
+	return out, t.Indexes[i], nil
+}
+
+// IndexColumns returns the column indexes of a secondary index.
+func (t *TableInfo) IndexColumns(ix DeclaredIndex) []int {
+	idx, _ := t.Schema.Indexes(ix.Columns)
+	return idx
 }
 
 // TableInfo is a created table: its descriptor with ids and every default
@@ -245,8 +337,9 @@ func (p TablePath) Validate() error {
 // partition by, partition keys outside the primary key, a bucket key
 // outside the physical primary key [ErrInvalidTable]; a DEFAULT on a
 // primary-key column [ErrInvalidTable] or one that does not fit its
-// column [ErrInvalidValue]; and every bad option
-// [ErrInvalidOption, or ErrUnsupported for features fluss lacks].
+// column [ErrInvalidValue]; an index CheckIndex refuses [ErrInvalidTable,
+// ErrExists]; and every bad option [ErrInvalidOption, or ErrUnsupported
+// for features fluss lacks]. The indexes get ids 1..n.
 func NewTableInfo(desc TableDescriptor, tableID int64, defaultBuckets int, now time.Time) (TableInfo, error) {
 	if err := desc.Path.Validate(); err != nil {
 		return TableInfo{}, err
@@ -308,12 +401,6 @@ func NewTableInfo(desc TableDescriptor, tableID int64, defaultBuckets int, now t
 		}
 	}
 
-	for _, ix := range desc.Indexes {
-		if _, err := resolveKeyColumns(schema, "index "+ix.Name, ix.Columns); err != nil {
-			return TableInfo{}, err
-		}
-	}
-
 	info := TableInfo{
 		Path:          desc.Path,
 		TableID:       tableID,
@@ -322,9 +409,13 @@ func NewTableInfo(desc TableDescriptor, tableID int64, defaultBuckets int, now t
 		PartitionKeys: partKeys,
 		Options:       maps.Clone(desc.Options),
 		Comment:       desc.Comment,
-		Indexes:       slices.Clone(desc.Indexes),
 		ForeignKeys:   slices.Clone(desc.ForeignKeys),
 		CreatedAt:     now.UTC(),
+	}
+	for _, ix := range desc.Indexes {
+		if info, err = info.WithIndex(ix); err != nil {
+			return TableInfo{}, err
+		}
 	}
 	if err := checkForeignKeys(&info); err != nil {
 		return TableInfo{}, err

@@ -68,6 +68,12 @@ func (s *Session) ddl(ctx context.Context, st sqlplan.Statement) error {
 	case *sqlplan.SetOptions:
 		_, err := eng.AlterTable(ctx, s.path(st.Table), st.Options)
 		return err
+	case *sqlplan.CreateIndex:
+		_, err := eng.CreateIndex(ctx, s.path(st.Table), st.Index, st.IfNotExists)
+		return err
+	case *sqlplan.DropIndex:
+		_, err := eng.DropIndex(ctx, s.path(st.Table), st.Name, st.IfExists)
+		return err
 	case *sqlplan.AddForeignKey:
 		return s.addForeignKey(ctx, st)
 	case *sqlplan.DropConstraint:

@@ -29,8 +29,8 @@ var infoSchemaTables = map[string][]metadata.Column{
 		{Name: "table_comment", Type: metadata.StringType(), NotNull: true},
 	},
 	// statistics lists the primary key (index PRIMARY) and the secondary
-	// indexes a MySQL-dialect CREATE TABLE declared, which fluss records
-	// but never builds: GORM's HasIndex asks it.
+	// indexes (CREATE TABLE, CREATE INDEX, ALTER TABLE ... ADD INDEX):
+	// GORM's HasIndex asks it.
 	"statistics": {
 		{Name: "table_catalog", Type: metadata.StringType(), NotNull: true},
 		{Name: "table_schema", Type: metadata.StringType(), NotNull: true},
@@ -47,8 +47,10 @@ var infoSchemaTables = map[string][]metadata.Column{
 	},
 	// table_constraints lists each table's primary key (PRIMARY), its
 	// UNIQUE indexes and its foreign keys, as MySQL does: GORM's
-	// HasConstraint asks it. enforced is NO for a foreign key and a
-	// UNIQUE index, which fluss records but never checks.
+	// HasConstraint asks it. enforced is NO for a foreign key, which
+	// fluss records but never checks, and for a UNIQUE index an older
+	// release recorded on a log table; YES for the primary key and a
+	// built UNIQUE index.
 	"table_constraints": {
 		{Name: "constraint_catalog", Type: metadata.StringType(), NotNull: true},
 		{Name: "constraint_schema", Type: metadata.StringType(), NotNull: true},
@@ -332,9 +334,12 @@ func constraintRows(ctx context.Context, s *Session, table, catalog string, info
 		if !ix.Unique {
 			continue
 		}
-		// A recorded UNIQUE index is not built, so nothing enforces it;
-		// the primary key is (one row per key).
+		// A built UNIQUE index (it has an id) is enforced; one an older
+		// release recorded on a log table is not.
 		typ, enforced := "UNIQUE", "NO"
+		if ix.ID > 0 {
+			enforced = "YES"
+		}
 		if ix.Name == "PRIMARY" {
 			typ, enforced = "PRIMARY KEY", "YES"
 		}

@@ -121,10 +121,13 @@ type scanPlan struct {
 	// conjuncts the key does not answer.
 	lookup   []any
 	residual []sqlplan.Expr
-	spec     planner.ScanSpec
-	pd       pushdown.Result
-	planner  planner.SplitPlanner
-	splits   []planner.Split
+	// index, when set, is a lookup through a secondary index: the keys
+	// of its leading columns to read; residual is then the whole WHERE.
+	index   *indexRead
+	spec    planner.ScanSpec
+	pd      pushdown.Result
+	planner planner.SplitPlanner
+	splits  []planner.Split
 	// pins keep the planned KV snapshots until the read is done.
 	pins []func()
 	// delta are the transaction's buffered writes to the table, laid
@@ -220,8 +223,38 @@ func (s *Session) planScan(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPl
 			}
 			return &scanPlan{sel: sp, lookup: key, residual: residual, delta: delta}, nil
 		}
+		// A transaction that wrote the table reads it as its scans do.
+		if !s.inTx() || s.Writes == nil || !s.Writes.Wrote(sp.Table.Path) {
+			if ix, keys, ok := sqlplan.IndexLookup(sp); ok {
+				return &scanPlan{sel: sp, index: &indexRead{def: ix, keys: keys}, residual: sqlplan.Conjuncts(sp.Where)}, nil
+			}
+		}
 	}
 	return s.planSplits(ctx, sp)
+}
+
+// indexRead is a read through a secondary index: the rows whose leading
+// index columns hold one of keys.
+type indexRead struct {
+	def  metadata.DeclaredIndex
+	keys [][]any
+	rows int // the rows read, once read
+}
+
+// explainIndex describes an index lookup, as explainLookup a point one.
+func explainIndex(p *scanPlan) []string {
+	lines := []string{
+		fmt.Sprintf("IndexLookup: [%s] index=%s keys=%d", p.sel.Table.Path, p.index.def.Name, len(p.index.keys)),
+		"Branch: index-lookup",
+	}
+	if len(p.residual) > 0 {
+		post := make([]string, len(p.residual))
+		for i, e := range p.residual {
+			post[i] = e.String()
+		}
+		lines = append(lines, "PostFilter: "+strings.Join(post, " AND "))
+	}
+	return lines
 }
 
 // planSplits plans a bound SELECT as a scan of splits by the planner of
@@ -347,6 +380,9 @@ func (u *unpinOnClose) EstimatedRows() int64 {
 	if u.plan.lookup != nil {
 		return 1
 	}
+	if u.plan.index != nil {
+		return int64(u.plan.index.rows)
+	}
 	n := planner.EstimateRows(u.plan.splits)
 	if d := u.plan.delta; d != nil {
 		n += int64(d.Len())
@@ -389,6 +425,9 @@ func (s *Session) Explain(ctx context.Context, sp *sqlplan.SelectPlan) ([]string
 	defer p.unpin()
 	if p.lookup != nil {
 		return explainLookup(p), nil
+	}
+	if p.index != nil {
+		return explainIndex(p), nil
 	}
 	post := make([]string, len(p.pd.PostFilter))
 	for i, e := range p.pd.PostFilter {
@@ -440,7 +479,41 @@ func (s *Session) open(ctx context.Context, p *scanPlan, q exec.Query) (exec.Ope
 		op     exec.Operator
 		layout exec.Layout
 	)
-	if p.lookup != nil {
+	if p.index != nil {
+		lookup := s.Engine.IndexLookup
+		if v := s.View; v != nil {
+			lookup = v.IndexLookup
+		}
+		rows, err := lookup(ctx, table.Path, p.index.def.Name, p.index.keys)
+		if errors.Is(err, storage.ErrLookupInLake) || errors.Is(err, metadata.ErrNotFound) {
+			// The lake holds rows of dropped partitions, or the index
+			// was dropped since the plan: a scan answers.
+			np, err := s.planSplits(ctx, sp)
+			if err != nil {
+				return nil, err
+			}
+			np.close()
+			*p = *np
+			return s.open(ctx, p, q)
+		}
+		if err != nil {
+			p.unpin()
+			return nil, err
+		}
+		all := make([]int, len(table.Schema.Columns))
+		for i := range all {
+			all[i] = i
+		}
+		p.index.rows = len(rows)
+		rec, err := BuildRecord(table.Schema.Columns, rows)
+		if err != nil {
+			p.unpin()
+			return nil, err
+		}
+		op = NewStatic(rec)
+		layout = exec.NewLayout(len(all), all)
+		q.Filter = p.residual
+	} else if p.lookup != nil {
 		row, found, err := s.lookupKey(ctx, table, p.delta, p.lookup)
 		if errors.Is(err, storage.ErrLookupInLake) {
 			// The partition was dropped after it was tiered: the lake
@@ -581,6 +654,9 @@ func (s *Session) Analyze(ctx context.Context, sp *sqlplan.SelectPlan) ([]string
 		// A point lookup reads one key from the live KV state: no split,
 		// nothing to count.
 		return append(explainLookup(p), "Read: point lookup"), nil
+	}
+	if p.index != nil {
+		return append(explainIndex(p), "Read: index lookup"), nil
 	}
 	post := make([]string, len(p.pd.PostFilter))
 	for i, e := range p.pd.PostFilter {

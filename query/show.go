@@ -35,12 +35,33 @@ func (s *Session) showCreateTable(ctx context.Context, path metadata.TablePath) 
 		PartitionKeys: info.PartitionKeys,
 		Options:       opts,
 		Comment:       info.Comment,
+		Indexes:       info.Indexes,
 		ForeignKeys:   info.ForeignKeys,
 	}}
 	return staticResult([]Column{
 		{Name: "table", Type: metadata.StringType()},
 		{Name: "create_table", Type: metadata.StringType()},
 	}, [][]any{{info.Path.Table, ct.Pretty()}})
+}
+
+// showIndex lists a table's indexes (the primary key as PRIMARY) as
+// MySQL's SHOW INDEX does, from the rows of information_schema.statistics.
+func (s *Session) showIndex(ctx context.Context, path metadata.TablePath) (*Result, error) {
+	info, err := s.Engine.TableInfo(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]any
+	for _, r := range statisticsRows("def", &info) {
+		// table, non_unique, index name, seq, column, nullable, type
+		rows = append(rows, []any{r[2], r[3], r[5], r[6], r[7], r[8], r[9]})
+	}
+	str, num := metadata.StringType(), metadata.BigIntType()
+	return staticResult([]Column{
+		{Name: "Table", Type: str}, {Name: "Non_unique", Type: num}, {Name: "Key_name", Type: str},
+		{Name: "Seq_in_index", Type: num}, {Name: "Column_name", Type: str}, {Name: "Null", Type: str},
+		{Name: "Index_type", Type: str},
+	}, rows)
 }
 
 func (s *Session) showPartitions(ctx context.Context, path metadata.TablePath) (*Result, error) {

@@ -48,6 +48,8 @@ func (s *Session) Query(ctx context.Context, st sqlplan.Statement, args []sqlpla
 		return staticResult([]Column{{Name: "table_name", Type: metadata.StringType()}}, column(tables))
 	case *sqlplan.ShowPartitions:
 		return s.showPartitions(ctx, s.path(st.Table))
+	case *sqlplan.ShowIndex:
+		return s.showIndex(ctx, s.path(st.Table))
 	case *sqlplan.Describe:
 		rows, err := s.describe(ctx, s.path(st.Table))
 		if isViewErr(err) {
@@ -102,7 +104,7 @@ func (s *Session) Run(ctx context.Context, st sqlplan.Statement, args []sqlplan.
 		}
 		err = s.Vars.Apply(st)
 	case *sqlplan.Select, *sqlplan.Compound, *sqlplan.Explain, *sqlplan.ShowDatabases, *sqlplan.ShowTables,
-		*sqlplan.ShowPartitions, *sqlplan.Describe, *sqlplan.ShowCreateTable, *sqlplan.Call:
+		*sqlplan.ShowPartitions, *sqlplan.ShowIndex, *sqlplan.Describe, *sqlplan.ShowCreateTable, *sqlplan.Call:
 		err = fmt.Errorf("statement %T returns rows; run it as a query: %w", st, metadata.ErrUnsupported)
 	default:
 		err = s.ddl(ctx, st)

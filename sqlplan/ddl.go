@@ -2,6 +2,7 @@ package sqlplan
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -360,10 +361,9 @@ func (p *parser) create() (Statement, error) {
 	case p.acceptKeyword("OR", "REPLACE", "VIEW"):
 		return p.createView(true)
 	case p.isKeyword(p.peek(), "INDEX"), p.isKeyword(p.peek(), "UNIQUE"), p.isKeyword(p.peek(), "FULLTEXT"), p.isKeyword(p.peek(), "SPATIAL"):
-		return nil, &PosError{Pos: p.peek().pos, Err: errorf(metadata.ErrUnsupported,
-			"CREATE INDEX is not supported: fluss has no secondary indexes (declare them in a MySQL-dialect CREATE TABLE, where they are recorded without effect)")}
+		return p.createIndex()
 	}
-	return nil, p.expected("DATABASE, TABLE or VIEW")
+	return nil, p.expected("DATABASE, TABLE, VIEW or INDEX")
 }
 
 func (p *parser) drop() (Statement, error) {
@@ -396,8 +396,163 @@ func (p *parser) drop() (Statement, error) {
 		return &DropTable{Table: path, IfExists: ie}, nil
 	case p.acceptKeyword("VIEW"):
 		return p.dropView()
+	case p.acceptKeyword("INDEX"):
+		ie := p.acceptKeyword("IF", "EXISTS")
+		name, err := p.ident("index name")
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expectKeyword("ON"); err != nil {
+			return nil, err
+		}
+		path, err := p.tablePath()
+		if err != nil {
+			return nil, err
+		}
+		p.indexOptions()
+		return &DropIndex{Table: path, Name: name, IfExists: ie}, nil
 	}
-	return nil, p.expected("DATABASE, TABLE or VIEW")
+	return nil, p.expected("DATABASE, TABLE, VIEW or INDEX")
+}
+
+// createIndex reads the rest of CREATE [UNIQUE] INDEX [IF NOT EXISTS]
+// name [USING type] ON t (col [ASC | DESC], ...) [USING type] [ALGORITHM
+// | LOCK [=] value].
+func (p *parser) createIndex() (Statement, error) {
+	t := p.peek()
+	var ix metadata.DeclaredIndex
+	switch {
+	case p.acceptKeyword("UNIQUE"):
+		ix.Unique = true
+	case p.isKeyword(t, "FULLTEXT"), p.isKeyword(t, "SPATIAL"):
+		return nil, p.noIndexKind(t)
+	}
+	if err := p.expectKeyword("INDEX"); err != nil {
+		return nil, err
+	}
+	ine := p.acceptKeyword("IF", "NOT", "EXISTS")
+	var err error
+	if ix.Name, err = p.ident("index name"); err != nil {
+		return nil, err
+	}
+	p.indexType()
+	if err := p.expectKeyword("ON"); err != nil {
+		return nil, err
+	}
+	path, err := p.tablePath()
+	if err != nil {
+		return nil, err
+	}
+	if ix.Columns, err = p.indexColumns(); err != nil {
+		return nil, err
+	}
+	p.indexType()
+	p.indexOptions()
+	return &CreateIndex{Table: path, Index: ix, IfNotExists: ine}, nil
+}
+
+// noIndexKind refuses FULLTEXT and SPATIAL indexes, which fluss does not
+// build.
+func (p *parser) noIndexKind(t token) error {
+	return &PosError{Pos: t.pos, Err: errorf(metadata.ErrUnsupported,
+		"%s indexes are not supported: fluss builds UNIQUE and plain (INDEX, KEY) indexes", strings.ToUpper(t.text))}
+}
+
+// indexOptions skips MySQL's ALGORITHM and LOCK clauses of an index
+// statement, which choose how the index is built online: fluss builds it
+// in one step, with writes to the table held meanwhile.
+func (p *parser) indexOptions() {
+	for p.isKeyword(p.peek(), "ALGORITHM") || p.isKeyword(p.peek(), "LOCK") {
+		p.i++
+		p.acceptPunct("=")
+		if p.peek().kind == tokIdent {
+			p.i++
+		}
+	}
+}
+
+// indexColumns reads an index's (col [ASC | DESC], ...). The order is the
+// index's either way: a key is read in both directions. A prefix length
+// (col(10)) or an expression is refused: the index would hold more, or
+// other, than the column.
+func (p *parser) indexColumns() ([]string, error) {
+	if err := p.expectPunct("("); err != nil {
+		return nil, err
+	}
+	var names []string
+	err := p.commaList(func() error {
+		t := p.peek()
+		n, err := p.ident("index column")
+		if err != nil {
+			return err
+		}
+		if p.peek().kind == tokPunct && p.peek().text == "(" {
+			return &PosError{Pos: p.peek().pos, Err: errorf(metadata.ErrUnsupported,
+				"index column %s: a prefix length is not supported; an index holds whole values", quoteIdent(n))}
+		}
+		for _, prev := range names {
+			if strings.EqualFold(prev, n) {
+				return p.errAt(t, "index column "+quoteIdent(n)+" is listed twice")
+			}
+		}
+		if !p.acceptKeyword("ASC") {
+			p.acceptKeyword("DESC")
+		}
+		names = append(names, n)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return names, p.expectPunct(")")
+}
+
+// indexElement reads an index declared as a table element or added by
+// ALTER TABLE ... ADD: {INDEX | KEY | UNIQUE [INDEX | KEY]} [name] [USING
+// type] (col, ...) [USING type], after an optional CONSTRAINT [name]
+// whose name it takes when the index has none. An index without a name
+// is named after its first column, as MySQL names it (col_2, col_3, ...
+// when taken). taken reports whether an index name is in use.
+func (p *parser) indexElement(constraint string, taken func(string) bool) (metadata.DeclaredIndex, error) {
+	var ix metadata.DeclaredIndex
+	t := p.peek()
+	switch {
+	case p.acceptKeyword("UNIQUE"):
+		ix.Unique = true
+		if !p.acceptKeyword("INDEX") {
+			p.acceptKeyword("KEY")
+		}
+	case p.isKeyword(t, "FULLTEXT"), p.isKeyword(t, "SPATIAL"):
+		return ix, p.noIndexKind(t)
+	case p.acceptKeyword("INDEX"), p.acceptKeyword("KEY"):
+	default:
+		return ix, p.expected("INDEX, KEY or UNIQUE")
+	}
+	if n := p.peek(); (n.kind == tokIdent || n.kind == tokQuotedIdent) && !p.isKeyword(n, "USING") {
+		ix.Name, _ = p.ident("index name")
+	}
+	p.indexType()
+	var err error
+	if ix.Columns, err = p.indexColumns(); err != nil {
+		return ix, err
+	}
+	p.indexType()
+	if ix.Name == "" {
+		ix.Name = constraint
+	}
+	if ix.Name == "" {
+		ix.Name = freeIndexName(ix.Columns[0], taken)
+	}
+	return ix, nil
+}
+
+// freeIndexName is base, or base_2, base_3, ... when taken.
+func freeIndexName(base string, taken func(string) bool) string {
+	name := base
+	for n := 2; taken(name); n++ {
+		name = fmt.Sprintf("%s_%d", base, n)
+	}
+	return name
 }
 
 func (p *parser) alter() (Statement, error) {
@@ -410,6 +565,12 @@ func (p *parser) alter() (Statement, error) {
 	}
 	switch {
 	case p.acceptKeyword("ADD"):
+		if ix, ok, err := p.alterAddIndex(); ok || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			return &CreateIndex{Table: path, Index: ix}, nil
+		}
 		if st, ok, err := p.alterConstraint(path, true); ok {
 			return st, err
 		}
@@ -453,6 +614,14 @@ func (p *parser) alter() (Statement, error) {
 		}
 		return &AddColumn{Table: path, Column: col}, nil
 	case p.acceptKeyword("DROP"):
+		if p.acceptKeyword("INDEX") || p.acceptKeyword("KEY") {
+			ie := p.acceptKeyword("IF", "EXISTS")
+			name, err := p.ident("index name")
+			if err != nil {
+				return nil, err
+			}
+			return &DropIndex{Table: path, Name: name, IfExists: ie}, nil
+		}
 		if st, ok, err := p.alterConstraint(path, false); ok {
 			return st, err
 		}
@@ -469,6 +638,36 @@ func (p *parser) alter() (Statement, error) {
 	return nil, p.expected("ADD, DROP or SET")
 }
 
+// alterAddIndex reads the index of ALTER TABLE t ADD [CONSTRAINT [name]]
+// {INDEX | KEY | UNIQUE ...}; ok is false, and nothing read, when ADD is
+// followed by something else (a column).
+func (p *parser) alterAddIndex() (ix metadata.DeclaredIndex, ok bool, err error) {
+	start := p.i
+	constraint := ""
+	if p.acceptKeyword("CONSTRAINT") {
+		if n := p.peek(); (n.kind == tokIdent || n.kind == tokQuotedIdent) && !p.isKeyword(n, "UNIQUE") {
+			constraint, _ = p.ident("constraint name")
+		}
+		if !p.isKeyword(p.peek(), "UNIQUE") {
+			p.i = start
+			return ix, false, nil
+		}
+	}
+	t := p.peek()
+	switch {
+	case p.isKeyword(t, "UNIQUE"), p.isKeyword(t, "FULLTEXT"), p.isKeyword(t, "SPATIAL"):
+	case (p.isKeyword(t, "INDEX") || p.isKeyword(t, "KEY")) && p.isTableConstraint(t):
+	default:
+		p.i = start
+		return ix, false, nil
+	}
+	// An index added without a name is named after its first column, as
+	// in MySQL; when the table has an index of that name already, the
+	// statement fails naming it.
+	ix, err = p.indexElement(constraint, func(string) bool { return false })
+	return ix, true, err
+}
+
 func (p *parser) show() (Statement, error) {
 	switch {
 	case p.acceptKeyword("DATABASES"):
@@ -482,6 +681,22 @@ func (p *parser) show() (Statement, error) {
 	case p.acceptKeyword("PARTITIONS"):
 		path, err := p.tablePath()
 		return &ShowPartitions{Table: path}, err
+	case p.acceptKeyword("INDEX"), p.acceptKeyword("INDEXES"), p.acceptKeyword("KEYS"):
+		if !p.acceptKeyword("FROM") {
+			if err := p.expectKeyword("IN"); err != nil {
+				return nil, err
+			}
+		}
+		path, err := p.tablePath()
+		if err != nil {
+			return nil, err
+		}
+		if p.acceptKeyword("FROM") || p.acceptKeyword("IN") {
+			if path.Database, err = p.ident("database name"); err != nil {
+				return nil, err
+			}
+		}
+		return &ShowIndex{Table: path}, nil
 	case p.acceptKeyword("VARIABLES"), p.acceptKeyword("SESSION", "VARIABLES"), p.acceptKeyword("GLOBAL", "VARIABLES"),
 		p.acceptKeyword("LOCAL", "VARIABLES"):
 		return p.showVariables()
@@ -495,7 +710,7 @@ func (p *parser) show() (Statement, error) {
 		path, err := p.tablePath()
 		return &ShowCreateTable{Table: path, View: view}, err
 	}
-	return nil, p.expected("DATABASES, TABLES, PARTITIONS, VARIABLES, CREATE TABLE or CREATE VIEW")
+	return nil, p.expected("DATABASES, TABLES, PARTITIONS, INDEX, VARIABLES, CREATE TABLE or CREATE VIEW")
 }
 
 func (p *parser) call() (Statement, error) {
@@ -581,13 +796,16 @@ func (p *parser) createTable() (Statement, error) {
 	}
 	var pkToks []token
 	autoInc, autoTok := "", token{}
+	indexNamed := func(name string) bool {
+		return slices.ContainsFunc(d.Indexes, func(ix metadata.DeclaredIndex) bool { return strings.EqualFold(ix.Name, name) })
+	}
 	for {
 		t := p.peek()
-		elem := p.i
+		constraint := ""
 		if p.isKeyword(t, "CONSTRAINT") {
 			p.i++
 			if !p.isKeyword(p.peek(), "PRIMARY") && !p.isTableConstraint(p.peek()) {
-				if _, err := p.ident("constraint name"); err != nil {
+				if constraint, err = p.ident("constraint name"); err != nil {
 					return nil, err
 				}
 			}
@@ -610,25 +828,24 @@ func (p *parser) createTable() (Statement, error) {
 			p.notEnforced()
 			d.Schema.PrimaryKey, pkToks = keys, toks
 		case p.isForeignKey():
-			name := ""
-			if p.i > elem+1 {
-				name = p.toks[elem+1].text // CONSTRAINT name FOREIGN KEY
-			}
-			fk, err := p.foreignKey(name)
+			fk, err := p.foreignKey(constraint) // CONSTRAINT name FOREIGN KEY
 			if err != nil {
 				return nil, err
 			}
 			d.ForeignKeys = append(d.ForeignKeys, fk)
 			s.Notes = append(s.Notes, foreignKeyNote(fk))
+		case p.isTableConstraint(p.peek()) && !p.isKeyword(p.peek(), "FOREIGN") && !p.isKeyword(p.peek(), "CHECK"):
+			ix, err := p.indexElement(constraint, indexNamed)
+			if err != nil {
+				return nil, err
+			}
+			d.Indexes = append(d.Indexes, ix)
 		case p.isTableConstraint(p.peek()):
 			note, err := p.skipElement(t)
 			if err != nil {
 				return nil, err
 			}
 			s.Notes = append(s.Notes, note)
-			if ix, ok := declaredIndex(p.toks[elem:p.i], len(d.Indexes)); ok {
-				d.Indexes = append(d.Indexes, ix)
-			}
 		default:
 			col, attrs, err := p.columnDef()
 			if err != nil {
@@ -655,6 +872,9 @@ func (p *parser) createTable() (Statement, error) {
 			}
 			s.Notes = append(s.Notes, attrs.notes...)
 			d.Schema.Columns = append(d.Schema.Columns, col)
+			if attrs.unique {
+				d.Indexes = append(d.Indexes, metadata.DeclaredIndex{Name: freeIndexName(col.Name, indexNamed), Columns: []string{col.Name}, Unique: true})
+			}
 		}
 		if !p.acceptPunct(",") {
 			break
@@ -844,6 +1064,7 @@ func (p *parser) mysqlTableOption() (string, error) {
 type columnAttrs struct {
 	pk      bool // PRIMARY KEY on the column
 	autoInc bool // AUTO_INCREMENT
+	unique  bool // UNIQUE [KEY]: a UNIQUE index named after the column
 	notes   []string
 }
 
@@ -892,7 +1113,7 @@ func (p *parser) columnDef() (metadata.Column, columnAttrs, error) {
 				"ON UPDATE on column %s is not supported: a column's DEFAULT applies to new rows only, and an UPDATE sets what it lists", quoteIdent(c.Name))}
 		case p.acceptKeyword("UNIQUE"):
 			p.acceptKeyword("KEY")
-			a.notes = append(a.notes, ignoredNote("UNIQUE on column "+quoteIdent(c.Name), "UNIQUE"))
+			a.unique = true
 		case p.acceptKeyword("CHARACTER", "SET"), p.acceptKeyword("CHARSET"), p.acceptKeyword("COLLATE"):
 			n := p.peek()
 			if _, err := p.ident("a character set or collation"); err != nil {
@@ -1029,74 +1250,4 @@ func declaredType(toks []token, t metadata.DataType) string {
 
 func isPunct(t token, set string) bool {
 	return t.kind == tokPunct && len(t.text) == 1 && strings.Contains(set, t.text)
-}
-
-// declaredIndex reads the index a skipped table element declares:
-// [CONSTRAINT [name]] {INDEX | KEY | UNIQUE [INDEX | KEY] | FULLTEXT ... |
-// SPATIAL ...} [name] [USING type] (col, ...). An index without a name
-// is called idx_<n>, as n counts the indexes before it. FOREIGN KEY and
-// CHECK declare none.
-func declaredIndex(toks []token, n int) (metadata.DeclaredIndex, bool) {
-	var ix metadata.DeclaredIndex
-	i := 0
-	word := func() string {
-		if i < len(toks) && toks[i].kind == tokIdent {
-			return strings.ToUpper(toks[i].text)
-		}
-		return ""
-	}
-	name := func() bool {
-		if i < len(toks) && (toks[i].kind == tokIdent || toks[i].kind == tokQuotedIdent) && !isPunct(toks[i], "(") {
-			ix.Name = toks[i].text
-			i++
-			return true
-		}
-		return false
-	}
-	if word() == "CONSTRAINT" {
-		i++
-		if w := word(); w != "UNIQUE" && w != "INDEX" && w != "KEY" {
-			name()
-		}
-	}
-	switch word() {
-	case "UNIQUE":
-		ix.Unique = true
-		i++
-		if w := word(); w == "INDEX" || w == "KEY" {
-			i++
-		}
-	case "FULLTEXT", "SPATIAL":
-		i++
-		if w := word(); w == "INDEX" || w == "KEY" {
-			i++
-		}
-	case "INDEX", "KEY":
-		i++
-	default:
-		return ix, false
-	}
-	if w := word(); w != "USING" {
-		name()
-	}
-	if word() == "USING" {
-		i += 2
-	}
-	if i >= len(toks) || !isPunct(toks[i], "(") {
-		return ix, false
-	}
-	for i++; i < len(toks) && !isPunct(toks[i], ")"); i++ {
-		if toks[i].kind == tokIdent || toks[i].kind == tokQuotedIdent {
-			if len(ix.Columns) == 0 || isPunct(toks[i-1], ",") {
-				ix.Columns = append(ix.Columns, toks[i].text)
-			}
-		}
-	}
-	if len(ix.Columns) == 0 {
-		return ix, false
-	}
-	if ix.Name == "" {
-		ix.Name = fmt.Sprintf("idx_%d", n+1)
-	}
-	return ix, true
 }

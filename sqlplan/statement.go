@@ -90,12 +90,34 @@ type AddColumn struct {
 	Column metadata.Column
 }
 
+// CreateIndex is CREATE [UNIQUE] INDEX [IF NOT EXISTS] name ON t (col,
+// ...), and ALTER TABLE t ADD [UNIQUE] INDEX | KEY [name] (col, ...).
+type CreateIndex struct {
+	Table       metadata.TablePath
+	Index       metadata.DeclaredIndex
+	IfNotExists bool
+}
+
+// DropIndex is DROP INDEX [IF EXISTS] name ON t, and ALTER TABLE t DROP
+// INDEX | KEY name.
+type DropIndex struct {
+	Table    metadata.TablePath
+	Name     string
+	IfExists bool
+}
+
 // ShowDatabases is SHOW DATABASES.
 type ShowDatabases struct{}
 
 // ShowTables is SHOW TABLES [FROM|IN db]; Database is "" for the current one.
 type ShowTables struct {
 	Database string
+}
+
+// ShowIndex is SHOW {INDEX | INDEXES | KEYS} {FROM | IN} t [{FROM | IN}
+// db]: the table's indexes, one row per column, as MySQL lists them.
+type ShowIndex struct {
+	Table metadata.TablePath
 }
 
 // ShowPartitions is SHOW PARTITIONS t.
@@ -165,9 +187,12 @@ func (*AddPartition) isStatement()    {}
 func (*DropPartition) isStatement()   {}
 func (*SetOptions) isStatement()      {}
 func (*AddColumn) isStatement()       {}
+func (*CreateIndex) isStatement()     {}
+func (*DropIndex) isStatement()       {}
 func (*ShowDatabases) isStatement()   {}
 func (*ShowTables) isStatement()      {}
 func (*ShowPartitions) isStatement()  {}
+func (*ShowIndex) isStatement()       {}
 func (*Describe) isStatement()        {}
 func (*ShowCreateTable) isStatement() {}
 func (*Use) isStatement()             {}
@@ -185,9 +210,12 @@ func (*AddPartition) NumInput() int    { return 0 }
 func (*DropPartition) NumInput() int   { return 0 }
 func (*SetOptions) NumInput() int      { return 0 }
 func (*AddColumn) NumInput() int       { return 0 }
+func (*CreateIndex) NumInput() int     { return 0 }
+func (*DropIndex) NumInput() int       { return 0 }
 func (*ShowDatabases) NumInput() int   { return 0 }
 func (*ShowTables) NumInput() int      { return 0 }
 func (*ShowPartitions) NumInput() int  { return 0 }
+func (*ShowIndex) NumInput() int       { return 0 }
 func (*Describe) NumInput() int        { return 0 }
 func (*ShowCreateTable) NumInput() int { return 0 }
 func (*Use) NumInput() int             { return 0 }
@@ -324,6 +352,13 @@ func (s *CreateTable) format(open, sep, close string) string {
 	if len(d.Schema.PrimaryKey) > 0 {
 		b.WriteString(sep + "PRIMARY KEY (" + quoteIdents(d.Schema.PrimaryKey) + ") NOT ENFORCED")
 	}
+	for _, ix := range d.Indexes {
+		kind := "KEY "
+		if ix.Unique {
+			kind = "UNIQUE KEY "
+		}
+		b.WriteString(sep + kind + quoteIdent(ix.Name) + " (" + quoteIdents(ix.Columns) + ")")
+	}
 	for _, fk := range d.ForeignKeys {
 		b.WriteString(sep + formatForeignKey(fk))
 	}
@@ -371,6 +406,35 @@ func (s *AddColumn) String() string {
 	return "ALTER TABLE " + quotePath(s.Table) + " ADD COLUMN " + formatColumn(s.Column)
 }
 
+func (s *CreateIndex) String() string {
+	var b strings.Builder
+	b.WriteString("CREATE ")
+	if s.Index.Unique {
+		b.WriteString("UNIQUE ")
+	}
+	b.WriteString("INDEX ")
+	if s.IfNotExists {
+		b.WriteString("IF NOT EXISTS ")
+	}
+	b.WriteString(quoteIdent(s.Index.Name) + " ON " + quotePath(s.Table) + " (")
+	for i, c := range s.Index.Columns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quoteIdent(c))
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+func (s *DropIndex) String() string {
+	ie := ""
+	if s.IfExists {
+		ie = "IF EXISTS "
+	}
+	return "DROP INDEX " + ie + quoteIdent(s.Name) + " ON " + quotePath(s.Table)
+}
+
 func (s *ShowDatabases) String() string { return "SHOW DATABASES" }
 
 func (s *ShowTables) String() string {
@@ -381,7 +445,9 @@ func (s *ShowTables) String() string {
 }
 
 func (s *ShowPartitions) String() string { return "SHOW PARTITIONS " + quotePath(s.Table) }
-func (s *Describe) String() string       { return "DESCRIBE " + quotePath(s.Table) }
+
+func (s *ShowIndex) String() string { return "SHOW INDEX FROM " + quotePath(s.Table) }
+func (s *Describe) String() string  { return "DESCRIBE " + quotePath(s.Table) }
 func (s *ShowCreateTable) String() string {
 	if s.View {
 		return "SHOW CREATE VIEW " + quotePath(s.Table)

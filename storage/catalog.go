@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -35,6 +36,10 @@ const (
 	// record foreign keys refuses it rather than rewriting it without
 	// them.
 	catalogForeignKeysVersion = 4
+	// catalogIndexesVersion is the version of a catalog with a built
+	// secondary index: a release that only records indexes would write
+	// rows without their entries, which the index's reads would miss.
+	catalogIndexesVersion = 5
 )
 
 // catalog is the engine's metadata: databases, tables, partitions and the
@@ -82,6 +87,11 @@ type tableEntry struct {
 	// roundRobin is the next bucket of keyless routing; shared by the
 	// copies of one table's entry so it survives catalog changes.
 	roundRobin *atomic.Uint64
+	// indexes are the table's secondary indexes, ready to encode entries.
+	indexes []*tableIndex
+	// uniqueMu is held by a commit to a table with a UNIQUE index from
+	// its check to its write; shared by the copies of one table's entry.
+	uniqueMu *sync.Mutex
 }
 
 func newCatalog() *catalog {
@@ -143,6 +153,10 @@ func (t *tableEntry) prepare() error {
 	}
 	if t.roundRobin == nil {
 		t.roundRobin = new(atomic.Uint64)
+	}
+	t.indexes = tableIndexes(info)
+	if t.uniqueMu == nil {
+		t.uniqueMu = new(sync.Mutex)
 	}
 	return nil
 }
@@ -243,8 +257,8 @@ func loadCatalog(fsys FS, dir string) (*catalog, error) {
 	if err := json.Unmarshal(buf, c); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", metadata.ErrCorrupt, catalogFile, err)
 	}
-	if c.Version < catalogVersion || c.Version > catalogForeignKeysVersion {
-		return nil, fmt.Errorf("%w: %s has version %d, want %d to %d", metadata.ErrCorrupt, catalogFile, c.Version, catalogVersion, catalogForeignKeysVersion)
+	if c.Version < catalogVersion || c.Version > catalogIndexesVersion {
+		return nil, fmt.Errorf("%w: %s has version %d, want %d to %d", metadata.ErrCorrupt, catalogFile, c.Version, catalogVersion, catalogIndexesVersion)
 	}
 	if c.Databases == nil {
 		c.Databases = map[string]*dbEntry{}
@@ -266,6 +280,13 @@ func loadCatalog(fsys FS, dir string) (*catalog, error) {
 			}
 			if err := t.Info.Resolve(); err != nil {
 				return nil, fmt.Errorf("%w: %s: table %s: %v", metadata.ErrCorrupt, catalogFile, t.Info.Path, err)
+			}
+			if t.Info.HasPrimaryKey() {
+				// An index without an id was recorded by a release that
+				// built none: it has no entries, so it goes (CREATE INDEX,
+				// or GORM's next AutoMigrate, builds it). A log table's
+				// stay listed, as they were; nothing reads them.
+				t.Info.Indexes = slices.DeleteFunc(slices.Clone(t.Info.Indexes), func(ix metadata.DeclaredIndex) bool { return ix.ID == 0 })
 			}
 			if err := t.prepare(); err != nil {
 				return nil, fmt.Errorf("%w: %s: %v", metadata.ErrCorrupt, catalogFile, err)
@@ -315,6 +336,9 @@ func (c *catalog) persist(fsys FS, dir string, sync bool) error {
 	if c.hasForeignKeys() {
 		out.Version = catalogForeignKeysVersion
 	}
+	if c.hasIndexes() {
+		out.Version = catalogIndexesVersion
+	}
 	data, err := json.MarshalIndent(&out, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode catalog: %w", err)
@@ -322,6 +346,18 @@ func (c *catalog) persist(fsys FS, dir string, sync bool) error {
 	// The checkpoint's own directory sync may make the rename durable
 	// even when sync is off; writeFileAtomic syncs the bytes regardless.
 	return writeFileAtomic(fsys, dir, catalogFile, catalogTmpFile, data, sync)
+}
+
+// hasIndexes reports whether a table has a built secondary index.
+func (c *catalog) hasIndexes() bool {
+	for _, db := range c.Databases {
+		for _, t := range db.Tables {
+			if slices.ContainsFunc(t.Info.Indexes, func(ix metadata.DeclaredIndex) bool { return ix.ID > 0 }) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasDefaults reports whether a table has a column with a DEFAULT.

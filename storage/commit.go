@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -292,6 +293,11 @@ type commitBucket struct {
 	// the commit (nil: deleted) keyed by the Pebble key.
 	kb    *kvBucket
 	state map[string][]any
+	// orig is each touched key's row before the commit (nil: none), kept
+	// for a table with secondary indexes, whose entries of the old values
+	// the commit removes.
+	orig map[string][]any
+	ixs  []*tableIndex
 }
 
 // bucketWrite is what the log side of a commit needs of one bucket.
@@ -355,6 +361,9 @@ func (e *Engine) commitLocked(preps []*preparedWrite, entries []*tableEntry, vie
 						return nil, p.wrap(cb.kb.broken)
 					}
 					cb.state = map[string][]any{}
+					if cb.ixs = entry.indexes; cb.ixs != nil {
+						cb.orig = map[string][]any{}
+					}
 				}
 				buckets[tb] = cb
 			}
@@ -362,9 +371,25 @@ func (e *Engine) commitLocked(preps []*preparedWrite, entries []*tableEntry, vie
 		}
 	}
 	locked := make([]*commitBucket, 0, len(buckets))
+	var unique []*tableEntry // tables with a UNIQUE index, by id
 	for _, cb := range buckets {
 		locked = append(locked, cb)
+		if hasUnique(cb.ixs) && !slices.Contains(unique, cb.entry) {
+			unique = append(unique, cb.entry)
+		}
 	}
+	// A UNIQUE value may land in any bucket: a table-wide lock, taken
+	// before the buckets' in table id order, keeps two commits from both
+	// storing it.
+	slices.SortFunc(unique, func(a, b *tableEntry) int { return cmp.Compare(a.Info.TableID, b.Info.TableID) })
+	for _, t := range unique {
+		t.uniqueMu.Lock()
+	}
+	defer func() {
+		for _, t := range unique {
+			t.uniqueMu.Unlock()
+		}
+	}()
 	// One lock order for every writer (table, partition, bucket): no
 	// deadlock between commits touching the same buckets.
 	slices.SortFunc(locked, func(a, b *commitBucket) int {
@@ -410,6 +435,11 @@ func (e *Engine) commitLocked(preps []*preparedWrite, entries []*tableEntry, vie
 			return nil, p.wrap(err)
 		}
 		results[i].RowsAffected = n
+	}
+	for _, t := range unique {
+		if err := e.checkCommitUnique(t, locked); err != nil {
+			return nil, err
+		}
 	}
 	if ck != nil {
 		if err := e.conflicts.checkAndRecord(view, ck); err != nil {
@@ -467,6 +497,9 @@ func (e *Engine) mergeWrite(entry *tableEntry, p *preparedWrite, dest []*commitB
 			if old, err = e.kvGet(entry, key); err != nil {
 				return 0, err
 			}
+			if cb.orig != nil {
+				cb.orig[string(key)] = old
+			}
 		}
 		if del {
 			if old == nil || !m.deletes() {
@@ -517,6 +550,25 @@ func lockKeys(entry *tableEntry, p *preparedWrite, dest []*commitBucket, ck *com
 			return fmt.Errorf("row %d: key: %w", r+1, err)
 		}
 		ck.readForUpdate(entry.Info.Path, key)
+	}
+	return nil
+}
+
+// checkCommitUnique checks the UNIQUE indexes of one table against the
+// rows the commit leaves in its buckets (see checkUnique).
+func (e *Engine) checkCommitUnique(t *tableEntry, buckets []*commitBucket) error {
+	state, orig := map[string][]any{}, map[string][]any{}
+	var ixs []*tableIndex
+	for _, cb := range buckets {
+		if cb.entry != t {
+			continue
+		}
+		ixs = cb.ixs
+		maps.Copy(state, cb.state)
+		maps.Copy(orig, cb.orig)
+	}
+	if err := checkUnique(e.kv, t, ixs, state, orig); err != nil {
+		return fmt.Errorf("write to %s: %w", t.Info.Path, err)
 	}
 	return nil
 }
@@ -687,6 +739,11 @@ func (e *Engine) applyKvLocked(writes []*commitBucket) error {
 		info := &w.entry.Info
 		for key, row := range w.state {
 			var err error
+			if w.ixs != nil {
+				if err := writeIndexEntries(batch, w.ixs, []byte(key), w.orig[key], row); err != nil {
+					return err
+				}
+			}
 			if row == nil {
 				err = batch.Delete([]byte(key), nil)
 			} else if buf, err = encodeRowValue(buf[:0], info.SchemaID, w.entry.types, row); err == nil {

@@ -296,11 +296,16 @@ func (e *Engine) removeDroppedKv() error {
 }
 
 // deleteKvRange removes the rows and flushed offsets of a table, or of
-// one of its partitions.
+// one of its partitions; a whole table's index entries too (a partition's
+// stay, and are skipped by readers as naming no row).
 func (e *Engine) deleteKvRange(tableID int64, partition *int64) error {
 	b := e.kv.NewBatch()
 	defer b.Close()
-	for _, tag := range []byte{kvDataTag, kvMetaTag} {
+	tags := []byte{kvDataTag, kvMetaTag}
+	if partition == nil {
+		tags = append(tags, kvIndexTag)
+	}
+	for _, tag := range tags {
 		start, end := tableRange(tag, tableID, partition)
 		if err := b.DeleteRange(start, end, nil); err != nil {
 			return fmt.Errorf("remove KV state of table %d: %w", tableID, err)
@@ -395,6 +400,7 @@ func (e *Engine) replayBucket(entry *tableEntry, t *logTablet, kb *kvBucket) err
 	}
 	defer r.Close()
 	kc := newKeyCodec(&entry.Info)
+	ixs := entry.indexes
 	batch := e.kv.NewBatch()
 	defer func() { batch.Close() }()
 	var buf []byte
@@ -420,9 +426,17 @@ func (e *Engine) replayBucket(entry *tableEntry, t *logTablet, kb *kvBucket) err
 				if buf, err = encodeRowValue(buf[:0], entry.Info.SchemaID, entry.types, row); err != nil {
 					return fmt.Errorf("%w: %s: log offset %d: %v", metadata.ErrCorrupt, tb, lb.BaseOffset+int64(i), err)
 				}
-				err = batch.Set(key, buf, nil)
+				if err = batch.Set(key, buf, nil); err == nil {
+					err = writeIndexEntries(batch, ixs, key, nil, row)
+				}
 			case logformat.ChangeDelete:
-				err = batch.Delete(key, nil)
+				if err = batch.Delete(key, nil); err == nil {
+					err = writeIndexEntries(batch, ixs, key, row, nil)
+				}
+			case logformat.ChangeUpdateBefore:
+				// The old image: its index entries go (the +U after it
+				// sets the new ones, also when they are the same).
+				err = writeIndexEntries(batch, ixs, key, row, nil)
 			}
 			if err != nil {
 				return fmt.Errorf("replay %s: %w", tb, err)
@@ -491,10 +505,11 @@ func (e *Engine) restoreKvSnapshot(entry *tableEntry, kb *kvBucket, logStart, hw
 	batch := e.kv.NewBatch()
 	defer func() { batch.Close() }()
 	var buf []byte
-	row := make([]any, len(entry.types))
+	ixs := entry.indexes
 	for r.Next() {
 		kvb := r.Batch()
 		for i, k := range kvb.Keys {
+			row := make([]any, len(entry.types))
 			for c := range row {
 				row[c] = metadata.ValueAt(kvb.Record.Column(c), entry.types[c], i)
 			}
@@ -502,7 +517,11 @@ func (e *Engine) restoreKvSnapshot(entry *tableEntry, kb *kvBucket, logStart, hw
 			if buf, err = encodeRowValue(buf[:0], entry.Info.SchemaID, entry.types, row); err != nil {
 				return 0, fmt.Errorf("%w: KV snapshot %s: %v", metadata.ErrCorrupt, s.rel, err)
 			}
-			if err := batch.Set(append(kvDataPrefix(tb), k...), buf, nil); err != nil {
+			key := append(kvDataPrefix(tb), k...)
+			if err := batch.Set(key, buf, nil); err != nil {
+				return 0, fmt.Errorf("restore %s: %w", tb, err)
+			}
+			if err := writeIndexEntries(batch, ixs, key, nil, row); err != nil {
 				return 0, fmt.Errorf("restore %s: %w", tb, err)
 			}
 		}

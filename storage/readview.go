@@ -384,6 +384,10 @@ type WriteBuffer struct {
 	rows map[int64]map[string][]any
 	// tables are the tables written, by path.
 	tables map[metadata.TablePath]bool
+	// unique maps the value of a UNIQUE index a buffered row took (its
+	// entry prefix) to that row's key in rows; the row may have moved on
+	// since, so a hit is checked against rows.
+	unique map[string]string
 	// ownRows is set when the rows of the last write are the buffer's own
 	// slice (merged appends), which later appends may grow; the slice of
 	// a write as added is its caller's.
@@ -411,7 +415,7 @@ type rowUndo struct {
 // NewWriteBuffer returns an empty buffer counting against the view. Its
 // Commit checks conflicts when the view is a WriteView.
 func (v *ReadView) NewWriteBuffer() *WriteBuffer {
-	return &WriteBuffer{v: v, rows: map[int64]map[string][]any{}, tables: map[metadata.TablePath]bool{}, locked: map[string]int{}}
+	return &WriteBuffer{v: v, rows: map[int64]map[string][]any{}, tables: map[metadata.TablePath]bool{}, locked: map[string]int{}, unique: map[string]string{}}
 }
 
 // Commit commits the buffered writes as one Engine.Commit, with a
@@ -737,6 +741,11 @@ func (b *WriteBuffer) merge(entry *tableEntry, del bool, m *merger, routed *rout
 		next[k] = row
 		affected++
 	}
+	if ixs := entry.indexes; hasUnique(ixs) && len(next) > 0 {
+		if err := b.checkUnique(entry, ixs, dk, next); err != nil {
+			return 0, err
+		}
+	}
 	if len(next) > 0 {
 		if buffered == nil {
 			buffered = map[string][]any{}
@@ -751,6 +760,86 @@ func (b *WriteBuffer) merge(entry *tableEntry, del bool, m *merger, routed *rout
 		maps.Copy(buffered, next)
 	}
 	return affected, nil
+}
+
+// checkUnique refuses (ErrConstraint) the rows next (keyed as rows) when
+// one of them holds a UNIQUE value that another of them holds, or a row
+// the buffer holds, or a row of the view the buffer does not replace; it
+// records their values otherwise. Commit checks again against what is
+// committed by then.
+func (b *WriteBuffer) checkUnique(entry *tableEntry, ixs []*tableIndex, dk *DeltaKeyer, next map[string][]any) error {
+	buffered := b.rows[entry.Info.TableID]
+	rowOf := func(k string) ([]any, bool) {
+		if r, ok := next[k]; ok {
+			return r, true
+		}
+		r, ok := buffered[k]
+		return r, ok
+	}
+	taken := map[string]string{}
+	for _, ix := range ixs {
+		if !ix.def.Unique {
+			continue
+		}
+		for k, row := range next {
+			if row == nil {
+				continue
+			}
+			p, null, err := ix.entryPrefix(row)
+			if err != nil {
+				return err
+			}
+			if null {
+				continue
+			}
+			if other, ok := taken[string(p)]; ok && other != k {
+				return ix.duplicateErr(row)
+			}
+			taken[string(p)] = k
+			if other, ok := b.unique[string(p)]; ok && other != k {
+				if r, _ := rowOf(other); r != nil && ix.sameValues(r, row) {
+					return ix.duplicateErr(row)
+				}
+			}
+			dup, err := b.viewHolds(entry, ix, dk, p, row, rowOf)
+			if err != nil {
+				return err
+			}
+			if dup {
+				return ix.duplicateErr(row)
+			}
+		}
+	}
+	maps.Copy(b.unique, taken)
+	return nil
+}
+
+// viewHolds reports whether a row of the view that the buffer does not
+// replace holds row's values of ix (prefix: their entry prefix).
+func (b *WriteBuffer) viewHolds(entry *tableEntry, ix *tableIndex, dk *DeltaKeyer, prefix []byte, row []any, rowOf func(string) ([]any, bool)) (bool, error) {
+	v := b.v
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.mu.closed || v.mu.ps == nil {
+		return false, fmt.Errorf("read view of %s: %w", entry.Info.Path, metadata.ErrClosed)
+	}
+	var dup bool
+	err := indexRowKeys(v.mu.ps, prefix, func(rowKey []byte) (bool, error) {
+		stored, err := kvReadRow(v.mu.ps, entry, rowKey)
+		if err != nil || stored == nil || !ix.sameValues(stored, row) {
+			return err == nil, err
+		}
+		k, err := dk.key(stored)
+		if err != nil {
+			return false, err
+		}
+		if _, replaced := rowOf(string(k)); replaced {
+			return true, nil // the buffer's row for that key decides
+		}
+		dup = true
+		return false, nil
+	})
+	return dup, err
 }
 
 // sameChecked reports whether two writes make the same promise about
