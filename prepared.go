@@ -4,15 +4,17 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"slices"
 
+	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/query"
 	"github.com/flusslite/fluss/sqlplan"
 	"github.com/flusslite/fluss/storage"
 )
 
 // A prepared statement runs many times with new arguments. Two of its
-// shapes are worth binding only once: the point lookup by key and the
-// INSERT ... VALUES. The statement keeps the argument-independent part of
+// shapes are worth binding only once: the point lookup (by the primary
+// key, or by all columns of a UNIQUE index) and the INSERT ... VALUES. The statement keeps the argument-independent part of
 // its binding (sqlplan's templates) for the current database, and each
 // execution checks that the table is still the one it was bound to (same
 // table id and schema), binds only its arguments, and goes straight to
@@ -50,6 +52,9 @@ func (s *Stmt) lookupRows(ctx context.Context, args []sqlplan.Arg) (rows *Rows, 
 	if !ok {
 		return nil, false, nil
 	}
+	if pl.tmpl.Index() != nil {
+		return s.indexRows(ctx, pl, key)
+	}
 	lookup := s.conn.engine().LookupKey
 	if v := s.conn.readView(); v != nil {
 		// In a transaction the key is read in its view.
@@ -75,6 +80,11 @@ func (s *Stmt) lookupRows(ctx context.Context, args []sqlplan.Arg) (rows *Rows, 
 			}
 		}
 	}
+	return s.lookupResult(ctx, pl, row, found), true, nil
+}
+
+// lookupResult is the result of a kept lookup that found row (or not).
+func (s *Stmt) lookupResult(ctx context.Context, pl *preparedLookup, row []any, found bool) *Rows {
 	var vals []driver.Value
 	if found && !pl.empty {
 		conv := converter{loc: s.conn.location()}
@@ -83,7 +93,59 @@ func (s *Stmt) lookupRows(ctx context.Context, args []sqlplan.Arg) (rows *Rows, 
 			vals[i] = conv.value(pl.cols[i].Type, row[c])
 		}
 	}
-	return newValueRows(ctx, pl.cols, vals), true, nil
+	return newValueRows(ctx, pl.cols, vals)
+}
+
+// indexRows answers a SELECT through the statement's lookup template by
+// a UNIQUE index, key being its KeyRow. It declines (ok false) what the
+// full path answers otherwise: FOR UPDATE, a transaction that wrote the
+// table (its own writes are read as scans read them), a table or index
+// that changed since the template was made, a lake read.
+func (s *Stmt) indexRows(ctx context.Context, pl *preparedLookup, key []any) (rows *Rows, ok bool, err error) {
+	t := &pl.tmpl.Plan().Table
+	if sel, _ := s.parsed.(*sqlplan.Select); sel == nil || sel.Lock != sqlplan.LockNone {
+		return nil, false, nil
+	}
+	if tx := s.conn.tx; tx != nil && tx.buf != nil && tx.buf.Wrote(t.Path) {
+		return nil, false, nil
+	}
+	eng := s.conn.engine()
+	info, err := eng.TableInfo(ctx, t.Path)
+	if err != nil || info.TableID != t.TableID || info.SchemaID != t.SchemaID || !sameIndex(&info, pl.tmpl.Index()) {
+		s.prepLookup = nil
+		return nil, false, nil
+	}
+	lookup := eng.IndexLookup
+	if v := s.conn.readView(); v != nil {
+		lookup = v.IndexLookup
+	}
+	found, err := lookup(ctx, t.Path, pl.tmpl.Index().Name, [][]any{pl.tmpl.IndexKey(key)})
+	if errors.Is(err, metadata.ErrNotFound) {
+		s.prepLookup = nil
+		return nil, false, nil
+	}
+	if errors.Is(err, storage.ErrLookupInLake) || err == nil && len(found) > 1 {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, err
+	}
+	var row []any
+	if len(found) == 1 {
+		row = found[0]
+	}
+	return s.lookupResult(ctx, pl, row, row != nil), true, nil
+}
+
+// sameIndex reports whether info still has ix: a UNIQUE index of that
+// name, id and columns.
+func sameIndex(info *metadata.TableInfo, ix *metadata.DeclaredIndex) bool {
+	for _, x := range info.Indexes {
+		if x.Name == ix.Name {
+			return x.Unique && x.ID == ix.ID && slices.Equal(x.Columns, ix.Columns)
+		}
+	}
+	return false
 }
 
 // prepareLookup keeps the point-lookup template of sel, whose binding sp
@@ -97,18 +159,24 @@ func (s *Stmt) prepareLookup(sel *sqlplan.Select, sp *sqlplan.SelectPlan) {
 	s.prepLookup = pl
 	tmpl, ok := sqlplan.NewLookupTemplate(sel, sp)
 	if !ok {
+		tmpl, ok = sqlplan.NewIndexLookupTemplate(sel, sp)
+	}
+	if !ok {
 		return // remembered: the shape does not change with the arguments
 	}
 	out := make([]int, len(sp.Output))
 	for i, o := range sp.Output {
 		out[i] = o.Expr.(*sqlplan.ColumnRef).Index // NewLookupTemplate checked
 	}
-	key, err := storage.NewKeyLookup(&sp.Table, out)
-	if err != nil {
-		return
+	if tmpl.Index() == nil {
+		key, err := storage.NewKeyLookup(&sp.Table, out)
+		if err != nil {
+			return
+		}
+		pl.key = key
 	}
 	pl.out = out
-	pl.tmpl, pl.key, pl.cols = tmpl, key, query.ResultColumns(sp)
+	pl.tmpl, pl.cols = tmpl, query.ResultColumns(sp)
 	pl.empty = sp.Limit == 0 || sp.Offset > 0
 }
 

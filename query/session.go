@@ -158,7 +158,7 @@ func (s *Session) Open(ctx context.Context, sp *sqlplan.SelectPlan) (exec.Operat
 }
 
 // OpenSelect is Open; onLookup, when not nil, runs when the plan is a
-// point lookup.
+// point lookup or a read through a secondary index.
 func (s *Session) OpenSelect(ctx context.Context, sp *sqlplan.SelectPlan, onLookup func()) (exec.Operator, error) {
 	switch {
 	case sp.Source != nil:
@@ -173,7 +173,7 @@ func (s *Session) OpenSelect(ctx context.Context, sp *sqlplan.SelectPlan, onLook
 		return nil, err
 	}
 	p.close()
-	if p.lookup != nil && onLookup != nil {
+	if (p.lookup != nil || p.index != nil) && onLookup != nil {
 		onLookup()
 	}
 	return s.open(ctx, p, exec.QueryOf(sp))

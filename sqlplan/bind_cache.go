@@ -27,6 +27,10 @@ import (
 type LookupTemplate struct {
 	plan *SelectPlan
 	keys []lookupParam
+	// index and indexCols (schema indexes, in index order) are set for
+	// a lookup by a UNIQUE index (NewIndexLookupTemplate).
+	index     *metadata.DeclaredIndex
+	indexCols []int
 }
 
 // lookupParam is one key conjunct: the bound column and its placeholder.
@@ -51,8 +55,66 @@ func NewLookupTemplate(s *Select, plan *SelectPlan) (*LookupTemplate, bool) {
 			return nil, false
 		}
 	}
+	return newLookupTemplate(s, plan, len(plan.Table.Schema.PrimaryKey))
+}
+
+// NewIndexLookupTemplate is NewLookupTemplate for a SELECT whose WHERE is
+// nothing but `col = ?` (or `? = col`) for every column of a UNIQUE
+// secondary index, which plan reads through that index: KeyRow then
+// fills the index's columns, and IndexKey gives them in index order. At
+// most one row holds non-NULL values of a UNIQUE index, and KeyRow
+// declines a NULL.
+func NewIndexLookupTemplate(s *Select, plan *SelectPlan) (*LookupTemplate, bool) {
+	if s == nil || plan == nil || !s.From || s.Distinct || len(s.GroupBy) > 0 || s.Having != nil || len(s.OrderBy) > 0 ||
+		hasParam(s.Limit) || hasParam(s.Offset) {
+		return nil, false
+	}
+	ix, keys, ok := IndexLookup(plan)
+	if !ok || !ix.Unique || len(keys) != 1 || len(keys[0]) != len(ix.Columns) {
+		return nil, false
+	}
+	for _, o := range plan.Output {
+		if _, ok := o.Expr.(*ColumnRef); !ok {
+			return nil, false
+		}
+	}
+	t, ok := newLookupTemplate(s, plan, len(ix.Columns))
+	if !ok {
+		return nil, false
+	}
+	cols := plan.Table.IndexColumns(ix)
+	seen := map[int]bool{}
+	for _, k := range t.keys {
+		seen[k.ref.Index] = true
+	}
+	for _, c := range cols {
+		if !seen[c] {
+			return nil, false
+		}
+	}
+	t.index, t.indexCols = &ix, cols
+	return t, true
+}
+
+// Index is the UNIQUE index the template reads by, nil for one by the
+// primary key.
+func (t *LookupTemplate) Index() *metadata.DeclaredIndex { return t.index }
+
+// IndexKey is the index key of row, a KeyRow of an index template: the
+// values of the index's columns in index order.
+func (t *LookupTemplate) IndexKey(row []any) []any {
+	key := make([]any, len(t.indexCols))
+	for i, c := range t.indexCols {
+		key[i] = row[c]
+	}
+	return key
+}
+
+// newLookupTemplate matches the n conjuncts of s's WHERE, each a column
+// compared with a placeholder by = or <=>, with those of plan's.
+func newLookupTemplate(s *Select, plan *SelectPlan, n int) (*LookupTemplate, bool) {
 	parsed, bound := Conjuncts(s.Where), Conjuncts(plan.Where)
-	if len(parsed) != len(bound) || len(parsed) != len(plan.Table.Schema.PrimaryKey) {
+	if len(parsed) != len(bound) || len(parsed) != n {
 		return nil, false
 	}
 	t := &LookupTemplate{plan: plan, keys: make([]lookupParam, len(parsed))}
