@@ -56,16 +56,20 @@ func TestUniqueIndexRefusesDuplicates(t *testing.T) {
 	mustExec(t, db, `INSERT INTO users VALUES (1, 'old@x', 'a', 31), (2, 'a@x', 'b', 40)`)
 
 	// In a transaction, the statement that takes a value its earlier
-	// writes or the committed rows hold is refused, and the transaction
-	// goes on without it.
+	// writes or the committed rows hold is refused; rolled back to a
+	// savepoint before it, the transaction goes on without it.
 	tx, err := db.Begin()
 	require.NoError(t, err)
 	_, err = tx.Exec(`INSERT INTO users VALUES (20, 'tx@x', 't', 1)`)
+	require.NoError(t, err)
+	_, err = tx.Exec(`SAVEPOINT s`)
 	require.NoError(t, err)
 	_, err = tx.Exec(`INSERT INTO users VALUES (21, 'tx@x', 't', 1)`)
 	requireDuplicate(t, err, "tx@x", "idx_email")
 	_, err = tx.Exec(`INSERT INTO users VALUES (21, 'b@x', 't', 1)`)
 	requireDuplicate(t, err, "b@x", "idx_email")
+	_, err = tx.Exec(`ROLLBACK TO SAVEPOINT s`)
+	require.NoError(t, err)
 	// A value the transaction gives up can be taken in it.
 	_, err = tx.Exec(`INSERT INTO users VALUES (8, 'freed@x', 'h', 1)`)
 	require.NoError(t, err)

@@ -46,7 +46,7 @@ func TestInformationSchema(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{
 		"id|bigint|bigint unsigned|<nil>|PRI|auto_increment",
-		"email|varchar|varchar(191)|191||",
+		"email|varchar|varchar(191)|191|MUL|",
 		"ok|tinyint|tinyint(1)|<nil>||",
 		"n|int|int|<nil>||",
 	}, rowsOf(t, conn, `SELECT column_name, data_type, column_type, character_maximum_length, column_key, extra

@@ -250,6 +250,19 @@ func columnRow(catalog string, info *metadata.TableInfo, i int, c metadata.Colum
 			key = "PRI"
 		}
 	}
+	// MySQL's column_key below PRI: UNI for the column of a one-column
+	// UNIQUE index, MUL for the first column of any other index. GORM's
+	// AutoMigrate reads UNI to know a unique tag is in place already.
+	for _, ix := range info.Indexes {
+		if key == "PRI" || len(ix.Columns) == 0 || !strings.EqualFold(ix.Columns[0], c.Name) {
+			continue
+		}
+		if ix.Unique && len(ix.Columns) == 1 {
+			key = "UNI"
+		} else if key == "" {
+			key = "MUL"
+		}
+	}
 	if i == info.AutoIncrementIndex() {
 		extra = "auto_increment"
 	}
