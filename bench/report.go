@@ -90,7 +90,7 @@ func (h *harness) report(w io.Writer) {
 	for _, r := range h.results {
 		fmt.Fprintf(w, "%-7s %s\n", r.id, r.title)
 	}
-	fmt.Fprintln(w, "\nbars (issues 8 and 16), from this run's medians:")
+	fmt.Fprintln(w, "\nbars (issues 8, 16 and 17), from this run's medians:")
 	for _, b := range h.bars() {
 		fmt.Fprintf(w, "  %-6s %-58s %s\n", b.status, b.name, b.detail)
 	}
@@ -108,7 +108,7 @@ func (h *harness) report(w io.Writer) {
 	}
 }
 
-// bar is one of the performance bars of issues 8 and 16, judged on this run.
+// bar is one of the performance bars of issues 8, 16 and 17, judged on this run.
 type bar struct {
 	name, status, detail string
 }
@@ -157,6 +157,10 @@ func (h *harness) bars() []bar {
 	r1, okR1 := get("RSS@1000000", colFluss)
 	r10, okR10 := get("RSS@10000000", colFluss)
 	check("W1 peak RSS at 10M rows within 1.5x that at 1M", r10, r1, okR10, okR1, 1.5, true, "RSS 10M/1M")
+	t2, okT2 := get("T2p50", colFluss)
+	check("T2 unique-index lookup p50 within 1.5x W6's key lookup", t2, p50, okT2, ok6, 1.5, true, "T2/W6")
+	sT2, okST2 := get("T2p50", colSQLite)
+	check("T2 p50 at most SQLite's with its index", t2, sT2, okT2, okST2, 1, true, "fluss/SQLite")
 	for _, n := range t1Workers {
 		id := fmt.Sprintf("T1@%d", n)
 		f, okF := get(id, colFluss)

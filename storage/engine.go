@@ -554,22 +554,9 @@ func (e *Engine) TableInfo(ctx context.Context, path metadata.TablePath) (metada
 
 // AlterTable sets table options (ALTER TABLE t SET (...)).
 func (e *Engine) AlterTable(ctx context.Context, path metadata.TablePath, set map[string]string) (metadata.TableInfo, error) {
-	if err := e.writeLock(); err != nil {
-		return metadata.TableInfo{}, err
-	}
-	defer e.mu.Unlock()
-	t, err := e.mu.cat.table(path)
-	if err != nil {
-		return metadata.TableInfo{}, err
-	}
-	info, err := metadata.AlterOptions(t.Info, set)
-	if err != nil {
-		return metadata.TableInfo{}, err
-	}
-	if err := e.replaceInfoLocked(info); err != nil {
-		return metadata.TableInfo{}, err
-	}
-	return info, nil
+	return e.alterInfo(path, func(_ *catalog, info metadata.TableInfo) (metadata.TableInfo, error) {
+		return metadata.AlterOptions(info, set)
+	})
 }
 
 // partitionSpec turns a partition spec (key -> value text) into the

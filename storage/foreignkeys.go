@@ -13,37 +13,33 @@ import (
 // the parent table must exist, under the same lock, with the columns fk
 // references (metadata.CheckReference).
 func (e *Engine) AddForeignKey(ctx context.Context, path metadata.TablePath, fk metadata.ForeignKey, checkParent bool) (metadata.TableInfo, error) {
-	if err := e.writeLock(); err != nil {
-		return metadata.TableInfo{}, err
-	}
-	defer e.mu.Unlock()
-	t, err := e.mu.cat.table(path)
-	if err != nil {
-		return metadata.TableInfo{}, err
-	}
-	if checkParent {
-		parent, err := e.mu.cat.table(fk.RefTable)
-		if err != nil {
-			return metadata.TableInfo{}, fmt.Errorf("foreign key %q references %s: %w", fk.Name, fk.RefTable, err)
+	return e.alterInfo(path, func(cat *catalog, info metadata.TableInfo) (metadata.TableInfo, error) {
+		if checkParent {
+			parent, err := cat.table(fk.RefTable)
+			if err != nil {
+				return metadata.TableInfo{}, fmt.Errorf("foreign key %q references %s: %w", fk.Name, fk.RefTable, err)
+			}
+			if fk, err = metadata.CheckReference(&info, fk, &parent.Info); err != nil {
+				return metadata.TableInfo{}, err
+			}
 		}
-		if fk, err = metadata.CheckReference(&t.Info, fk, &parent.Info); err != nil {
-			return metadata.TableInfo{}, err
-		}
-	}
-	info, err := metadata.AddForeignKey(t.Info, fk)
-	if err != nil {
-		return metadata.TableInfo{}, err
-	}
-	if err := e.replaceInfoLocked(info); err != nil {
-		return metadata.TableInfo{}, err
-	}
-	return info, nil
+		return metadata.AddForeignKey(info, fk)
+	})
 }
 
 // DropForeignKey forgets the foreign key called name of the table at
 // path (ALTER TABLE ... DROP CONSTRAINT | DROP FOREIGN KEY); an unknown
 // name is ErrNotFound naming it.
 func (e *Engine) DropForeignKey(ctx context.Context, path metadata.TablePath, name string) (metadata.TableInfo, error) {
+	return e.alterInfo(path, func(_ *catalog, info metadata.TableInfo) (metadata.TableInfo, error) {
+		return metadata.DropForeignKey(info, name)
+	})
+}
+
+// alterInfo replaces the definition of the table at path by what change
+// makes of it, in one catalog commit under the engine's write lock;
+// change sees the catalog as it is then.
+func (e *Engine) alterInfo(path metadata.TablePath, change func(cat *catalog, info metadata.TableInfo) (metadata.TableInfo, error)) (metadata.TableInfo, error) {
 	if err := e.writeLock(); err != nil {
 		return metadata.TableInfo{}, err
 	}
@@ -52,7 +48,7 @@ func (e *Engine) DropForeignKey(ctx context.Context, path metadata.TablePath, na
 	if err != nil {
 		return metadata.TableInfo{}, err
 	}
-	info, err := metadata.DropForeignKey(t.Info, name)
+	info, err := change(e.mu.cat, t.Info)
 	if err != nil {
 		return metadata.TableInfo{}, err
 	}
