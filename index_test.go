@@ -366,3 +366,27 @@ func TestShowIndexAndShowCreateTable(t *testing.T) {
 	mustExec(t, db, create)
 	require.Len(t, queryAll(t, db, `SHOW INDEX FROM s`), 5)
 }
+
+// TestUniqueIndexSavepointRestoresBufferedValues: rolled back to a
+// savepoint, a transaction's buffer knows again which of its rows holds
+// a UNIQUE value, so the statement that takes it a second time is
+// refused at once, not only at Commit.
+func TestUniqueIndexSavepointRestoresBufferedValues(t *testing.T) {
+	db, _ := openDB(t)
+	mustExec(t, db, usersDDL)
+	tx, err := db.Begin()
+	require.NoError(t, err)
+	defer tx.Rollback()
+	for _, q := range []string{
+		`INSERT INTO users VALUES (1, 'x@x', 'a', 1)`,
+		`SAVEPOINT s`,
+		`UPDATE users SET email = 'y@x' WHERE id = 1`,
+		`INSERT INTO users VALUES (2, 'x@x', 'b', 1)`,
+		`ROLLBACK TO SAVEPOINT s`,
+	} {
+		_, err := tx.Exec(q)
+		require.NoError(t, err, q)
+	}
+	_, err = tx.Exec(`INSERT INTO users VALUES (3, 'x@x', 'c', 1)`)
+	requireDuplicate(t, err, "x@x", "idx_email")
+}

@@ -401,6 +401,16 @@ type WriteBuffer struct {
 	// and what it held before, so Restore can put it back.
 	undo   []rowUndo
 	undoOn bool
+	// uniqueUndo, once a mark was taken, records each change to unique:
+	// the value's prefix and the row key it named before (had false:
+	// none), so Restore puts the memo back with the rows.
+	uniqueUndo []uniqueUndo
+}
+
+// uniqueUndo is one entry of WriteBuffer.uniqueUndo.
+type uniqueUndo struct {
+	prefix, key string
+	had         bool
 }
 
 // rowUndo is one entry of WriteBuffer.undo: key of table held row (had
@@ -499,13 +509,15 @@ type BufferMark struct {
 	ownRows  bool // WriteBuffer.ownRows then
 	locks    int
 	undo     int
+	// uniqueUndo is len(WriteBuffer.uniqueUndo) then.
+	uniqueUndo int
 }
 
 // Mark returns the buffer's current point, for Restore. From the first
 // mark on, the buffer keeps an undo record of every key row it changes.
 func (b *WriteBuffer) Mark() BufferMark {
 	b.undoOn = true
-	m := BufferMark{writes: len(b.writes), ownRows: b.ownRows, locks: len(b.locks), undo: len(b.undo)}
+	m := BufferMark{writes: len(b.writes), ownRows: b.ownRows, locks: len(b.locks), undo: len(b.undo), uniqueUndo: len(b.uniqueUndo)}
 	if m.writes > 0 {
 		m.lastRows = len(b.writes[m.writes-1].Rows)
 	}
@@ -527,6 +539,15 @@ func (b *WriteBuffer) Restore(m BufferMark) {
 		}
 	}
 	b.undo = b.undo[:m.undo]
+	for i := len(b.uniqueUndo) - 1; i >= m.uniqueUndo; i-- {
+		u := b.uniqueUndo[i]
+		if u.had {
+			b.unique[u.prefix] = u.key
+		} else {
+			delete(b.unique, u.prefix)
+		}
+	}
+	b.uniqueUndo = b.uniqueUndo[:m.uniqueUndo]
 	clear(b.writes[m.writes:])
 	b.writes = b.writes[:m.writes]
 	if m.writes > 0 {
@@ -810,7 +831,13 @@ func (b *WriteBuffer) checkUnique(entry *tableEntry, ixs []*tableIndex, dk *Delt
 			}
 		}
 	}
-	maps.Copy(b.unique, taken)
+	for p, k := range taken {
+		if b.undoOn {
+			prev, had := b.unique[p]
+			b.uniqueUndo = append(b.uniqueUndo, uniqueUndo{prefix: p, key: prev, had: had})
+		}
+		b.unique[p] = k
+	}
 	return nil
 }
 
