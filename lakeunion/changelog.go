@@ -33,15 +33,6 @@ func ChangelogColumns(table *metadata.TableInfo) []metadata.Column {
 	return append(cols, table.Schema.Columns...)
 }
 
-// changeTypeNames are the _change_type values, by change-type byte.
-var changeTypeNames = [...]string{
-	changeAppend:       "+A",
-	changeInsert:       "+I",
-	changeUpdateBefore: "-U",
-	changeUpdateAfter:  "+U",
-	changeDelete:       "-D",
-}
-
 // changelogReader reads a log split as rows of t$changelog: every change,
 // in log order, with its change type, offset and commit time.
 type changelogReader struct {
@@ -142,15 +133,15 @@ func (r *changelogReader) build(b storage.LogBatch) (arrow.RecordBatch, error) {
 			bld := array.NewStringBuilder(r.mem)
 			bld.Reserve(n)
 			for j := range n {
-				ct := changeAppend
+				ct := metadata.ChangeAppendOnly
 				if b.ChangeTypes != nil {
 					ct = b.ChangeTypes[j]
 				}
-				if int(ct) >= len(changeTypeNames) {
+				if !ct.Valid() {
 					bld.Release()
 					return nil, fmt.Errorf("%w: log offset %d has change type %d", metadata.ErrCorrupt, b.BaseOffset+int64(j), ct)
 				}
-				bld.Append(changeTypeNames[ct])
+				bld.Append(ct.String())
 			}
 			cols[i] = bld.NewArray()
 			bld.Release()

@@ -19,10 +19,10 @@ import (
 	"github.com/flusslite/fluss/storage"
 )
 
-// change is one row of a fake changelog: a change type byte (as in
-// storage.LogBatch.ChangeTypes) and a full row of canonical values.
+// change is one row of a fake changelog: a change type and a full row of
+// canonical values.
 type change struct {
-	ct  byte
+	ct  metadata.ChangeType
 	row []any
 }
 
@@ -172,7 +172,7 @@ func (r *fakeLogReader) Next() bool {
 			continue
 		}
 		var rows [][]any
-		var cts []byte
+		var cts []metadata.ChangeType
 		for _, c := range b.changes[from-b.base : to-b.base] {
 			rows = append(rows, c.row)
 			cts = append(cts, c.ct)

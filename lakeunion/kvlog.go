@@ -17,16 +17,6 @@ import (
 	"github.com/flusslite/fluss/storage"
 )
 
-// Change types of a primary-key changelog, one byte per row of a log batch
-// (storage.LogBatch.ChangeTypes).
-const (
-	changeAppend       byte = 0 // +A, a log table's append
-	changeInsert       byte = 1 // +I
-	changeUpdateBefore byte = 2 // -U
-	changeUpdateAfter  byte = 3 // +U
-	changeDelete       byte = 4 // -D
-)
-
 // tailEntry is one distinct key of the folded tail.
 type tailEntry struct {
 	key string // metadata.EncodeOrderedKey of the physical primary key
@@ -268,7 +258,7 @@ func (r *mergeReader) fold() error {
 			keyCols[j] = rec.Column(p)
 		}
 		for i := range rows {
-			ct := changeAppend
+			ct := metadata.ChangeAppendOnly
 			if b.ChangeTypes != nil {
 				ct = b.ChangeTypes[i]
 			}
@@ -286,14 +276,14 @@ func (r *mergeReader) fold() error {
 			}
 			e := &r.tail[idx]
 			switch ct {
-			case changeAppend, changeInsert, changeUpdateAfter:
+			case metadata.ChangeAppendOnly, metadata.ChangeInsert, metadata.ChangeUpdateAfter:
 				e.tombstone = false
 				for c, s := range r.stores {
 					if err := s.set(e.slot, rec.Column(c), i); err != nil {
 						return fmt.Errorf("log offset %d: %w", b.BaseOffset+int64(i), err)
 					}
 				}
-			case changeUpdateBefore, changeDelete:
+			case metadata.ChangeUpdateBefore, metadata.ChangeDelete:
 				// The slot's old values stay until the key is written
 				// again; they are never emitted.
 				e.tombstone = true

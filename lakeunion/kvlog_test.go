@@ -40,7 +40,7 @@ var testTypes = map[string]metadata.DataType{
 	"ARRAY<INT>":    metadata.ArrayType(metadata.IntType()),
 }
 
-var changeTypes = map[string]byte{"+A": 0, "+I": 1, "-U": 2, "+U": 3, "-D": 4}
+var changeTypes = map[string]metadata.ChangeType{"+A": metadata.ChangeAppendOnly, "+I": metadata.ChangeInsert, "-U": metadata.ChangeUpdateBefore, "+U": metadata.ChangeUpdateAfter, "-D": metadata.ChangeDelete}
 
 // mergeEnv is the state a golden file builds up.
 type mergeEnv struct {

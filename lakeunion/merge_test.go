@@ -117,14 +117,14 @@ func checkModel(t *testing.T, seed uint64) {
 		switch {
 		case !ok:
 			r := row(k)
-			log = append(log, change{ct: 1, row: r})
+			log = append(log, change{ct: metadata.ChangeInsert, row: r})
 			state[k] = r
 		case rng.IntN(3) == 0:
-			log = append(log, change{ct: 4, row: old})
+			log = append(log, change{ct: metadata.ChangeDelete, row: old})
 			delete(state, k)
 		default:
 			r := row(k)
-			log = append(log, change{ct: 2, row: old}, change{ct: 3, row: r})
+			log = append(log, change{ct: metadata.ChangeUpdateBefore, row: old}, change{ct: metadata.ChangeUpdateAfter, row: r})
 			state[k] = r
 		}
 	}
@@ -238,9 +238,9 @@ func TestFoldKeepsOneEntryPerKey(t *testing.T) {
 		var cs []change
 		for k := range 10 {
 			old := []any{fmt.Sprintf("r%d", round), int64(k), int64(round)}
-			cs = append(cs, change{ct: 2, row: old}, change{ct: 3, row: []any{fmt.Sprintf("r%d", round+1), int64(k), int64(round + 1)}})
+			cs = append(cs, change{ct: metadata.ChangeUpdateBefore, row: old}, change{ct: metadata.ChangeUpdateAfter, row: []any{fmt.Sprintf("r%d", round+1), int64(k), int64(round + 1)}})
 		}
-		cs = append(cs, change{ct: 1, row: []any{"x", int64(100 + round%3), nil}})
+		cs = append(cs, change{ct: metadata.ChangeInsert, row: []any{"x", int64(100 + round%3), nil}})
 		src.appendLog(testBucket, 0, false, cs)
 	}
 	split := &planner.KvLogSplit{TableBucket: testBucket, SnapshotID: planner.NoKvSnapshot, LogStop: src.logEnd(testBucket)}
@@ -264,8 +264,8 @@ func TestScanDispatch(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	src := newFakeSource(table, mem)
 	other := metadata.TableBucket{TableID: 1, PartitionID: metadata.NonPartitioned, Bucket: 1}
-	src.appendLog(testBucket, 0, false, []change{{ct: 1, row: []any{"b", int64(2), nil}}, {ct: 1, row: []any{"a", int64(1), nil}}})
-	src.appendLog(other, 0, false, []change{{ct: 1, row: []any{"c", int64(3), nil}}, {ct: 4, row: []any{"c", int64(3), nil}}})
+	src.appendLog(testBucket, 0, false, []change{{ct: metadata.ChangeInsert, row: []any{"b", int64(2), nil}}, {ct: metadata.ChangeInsert, row: []any{"a", int64(1), nil}}})
+	src.appendLog(other, 0, false, []change{{ct: metadata.ChangeInsert, row: []any{"c", int64(3), nil}}, {ct: metadata.ChangeDelete, row: []any{"c", int64(3), nil}}})
 	splits := []planner.Split{
 		&planner.LogSplit{TableBucket: other, StartOffset: 0, StopOffset: 2},
 		&planner.KvLogSplit{TableBucket: testBucket, SnapshotID: planner.NoKvSnapshot, LogStop: 2},
@@ -287,7 +287,7 @@ func TestKvMergeErrors(t *testing.T) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		src := newFakeSource(table, mem)
 		src.snaps[testBucket] = map[int64][][]any{1: {{"a", int64(1), nil}, {"b", int64(2), nil}}}
-		src.appendLog(testBucket, 0, false, []change{{ct: 1, row: []any{"c", int64(3), nil}}})
+		src.appendLog(testBucket, 0, false, []change{{ct: metadata.ChangeInsert, row: []any{"c", int64(3), nil}}})
 		return src, mem
 	}
 

@@ -20,6 +20,10 @@
 //   - Partition names are Fluss's (PartitionValueString, PartitionName), and
 //     ParsePartitionValue gives back typed values, so partitions compare as
 //     their type does, not as text.
+//   - A change type is one ChangeType everywhere: its value is the byte a
+//     log batch stores per record, String is Fluss's short form (+A, +I,
+//     -U, +U, -D) and ChangelogName its long one (insert, update_before,
+//     update_after, delete).
 //   - A TableInfo is immutable once NewTableInfo or AlterOptions returns it;
 //     its Config is derived from its Options (Resolve recomputes it after
 //     JSON decoding, which does not store it).

@@ -176,7 +176,7 @@ func showValue(v any) string {
 
 // encodeBatches encodes rows (and their change types, for a changelog)
 // as one batch, or several when there are too many rows or bytes for one.
-func (e *Engine) encodeBatches(entry *tableEntry, rows [][]any, changes []byte) ([][]byte, error) {
+func (e *Engine) encodeBatches(entry *tableEntry, rows [][]any, changes []metadata.ChangeType) ([][]byte, error) {
 	var out [][]byte
 	for start := 0; start < len(rows); {
 		end, size := start, 0
@@ -184,7 +184,7 @@ func (e *Engine) encodeBatches(entry *tableEntry, rows [][]any, changes []byte) 
 			size += estimateRow(rows[end])
 			end++
 		}
-		var ct []byte
+		var ct []metadata.ChangeType
 		if changes != nil {
 			ct = changes[start:end]
 		}
@@ -201,7 +201,7 @@ func (e *Engine) encodeBatches(entry *tableEntry, rows [][]any, changes []byte) 
 // encodeRows encodes rows (full-schema, canonical values) as one record
 // batch with statistics; changes, when not nil, holds a change type per
 // row (a changelog batch of a primary-key table).
-func (e *Engine) encodeRows(entry *tableEntry, rows [][]any, changes []byte) ([]byte, error) {
+func (e *Engine) encodeRows(entry *tableEntry, rows [][]any, changes []metadata.ChangeType) ([]byte, error) {
 	info := &entry.Info
 	rb := array.NewRecordBuilder(e.opts.Allocator, entry.arrow)
 	defer rb.Release()

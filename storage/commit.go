@@ -288,7 +288,7 @@ type commitBucket struct {
 	// rows are the bucket's new records in order: a log table's rows, or
 	// a primary-key table's changelog images with their change types.
 	rows    [][]any
-	changes []byte
+	changes []metadata.ChangeType
 	// Primary-key buckets: the KV state, and each touched key's row after
 	// the commit (nil: deleted) keyed by the Pebble key.
 	kb    *kvBucket
@@ -506,7 +506,7 @@ func (e *Engine) mergeWrite(entry *tableEntry, p *preparedWrite, dest []*commitB
 				continue
 			}
 			cb.rows = append(cb.rows, old)
-			cb.changes = append(cb.changes, logformat.ChangeDelete)
+			cb.changes = append(cb.changes, metadata.ChangeDelete)
 			cb.state[string(key)] = nil
 			affected++
 			continue
@@ -521,13 +521,13 @@ func (e *Engine) mergeWrite(entry *tableEntry, p *preparedWrite, dest []*commitB
 		switch {
 		case old == nil:
 			cb.rows = append(cb.rows, next)
-			cb.changes = append(cb.changes, logformat.ChangeInsert)
+			cb.changes = append(cb.changes, metadata.ChangeInsert)
 		case m.wal:
 			cb.rows = append(cb.rows, next)
-			cb.changes = append(cb.changes, logformat.ChangeUpdateAfter)
+			cb.changes = append(cb.changes, metadata.ChangeUpdateAfter)
 		default:
 			cb.rows = append(cb.rows, old, next)
-			cb.changes = append(cb.changes, logformat.ChangeUpdateBefore, logformat.ChangeUpdateAfter)
+			cb.changes = append(cb.changes, metadata.ChangeUpdateBefore, metadata.ChangeUpdateAfter)
 		}
 		cb.state[string(key)] = next
 		affected++

@@ -15,7 +15,6 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/flusslite/fluss/metadata"
-	"github.com/flusslite/fluss/storage/internal/logformat"
 )
 
 const kvDirName = "kv"
@@ -417,23 +416,23 @@ func (e *Engine) replayBucket(entry *tableEntry, t *logTablet, kb *kvBucket) err
 			if err != nil {
 				return fmt.Errorf("%w: %s: log offset %d: key: %v", metadata.ErrCorrupt, tb, lb.BaseOffset+int64(i), err)
 			}
-			ct := logformat.ChangeInsert
+			ct := metadata.ChangeInsert
 			if lb.ChangeTypes != nil {
 				ct = lb.ChangeTypes[i]
 			}
 			switch ct {
-			case logformat.ChangeInsert, logformat.ChangeUpdateAfter, logformat.ChangeAppendOnly:
+			case metadata.ChangeInsert, metadata.ChangeUpdateAfter, metadata.ChangeAppendOnly:
 				if buf, err = encodeRowValue(buf[:0], entry.Info.SchemaID, entry.types, row); err != nil {
 					return fmt.Errorf("%w: %s: log offset %d: %v", metadata.ErrCorrupt, tb, lb.BaseOffset+int64(i), err)
 				}
 				if err = batch.Set(key, buf, nil); err == nil {
 					err = writeIndexEntries(batch, ixs, key, nil, row)
 				}
-			case logformat.ChangeDelete:
+			case metadata.ChangeDelete:
 				if err = batch.Delete(key, nil); err == nil {
 					err = writeIndexEntries(batch, ixs, key, row, nil)
 				}
-			case logformat.ChangeUpdateBefore:
+			case metadata.ChangeUpdateBefore:
 				// The old image: its index entries go (the +U after it
 				// sets the new ones, also when they are the same).
 				err = writeIndexEntries(batch, ixs, key, row, nil)

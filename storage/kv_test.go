@@ -53,8 +53,6 @@ func del(t *testing.T, e *Engine, table string, rows ...[]any) int64 {
 	return res.RowsAffected
 }
 
-var changeNames = []string{"+A", "+I", "-U", "+U", "-D"}
-
 // changelog reads a bucket's log from start and renders one line per row:
 // "<offset> <change> <values>"; batches are separated by "|".
 func changelog(t *testing.T, e *Engine, tb metadata.TableBucket, start int64) []string {
@@ -75,7 +73,7 @@ func changelog(t *testing.T, e *Engine, tb metadata.TableBucket, start int64) []
 			for c, col := range info.Schema.Columns {
 				vals[c] = fmt.Sprint(metadata.ValueAt(b.Record.Column(c), col.Type, i))
 			}
-			out = append(out, fmt.Sprintf("%d %s %s", b.BaseOffset+int64(i), changeNames[b.ChangeTypes[i]], strings.Join(vals, ",")))
+			out = append(out, fmt.Sprintf("%d %s %s", b.BaseOffset+int64(i), b.ChangeTypes[i], strings.Join(vals, ",")))
 		}
 	}
 	require.NoError(t, r.Err())

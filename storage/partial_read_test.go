@@ -90,7 +90,7 @@ func readProjected(t *testing.T, e *Engine, tb metadata.TableBucket, proj []int,
 	for r.Next() {
 		b := r.Batch()
 		for i := range int(b.Record.NumRows()) {
-			row := []any{byte(0)}
+			row := []any{metadata.ChangeAppendOnly}
 			if b.ChangeTypes != nil {
 				row[0] = b.ChangeTypes[i]
 			}

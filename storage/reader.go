@@ -35,9 +35,9 @@ type LogBatch struct {
 	// BaseOffset is the log offset of Record's first row; row i has
 	// offset BaseOffset+i.
 	BaseOffset int64
-	// ChangeTypes has one byte per row (0=+A 1=+I 2=-U 3=+U 4=-D); nil
-	// for append-only batches.
-	ChangeTypes []byte
+	// ChangeTypes has the change type of each row; nil for append-only
+	// batches (every row +A).
+	ChangeTypes []metadata.ChangeType
 	// CommitTimestamp is when the batch was committed, in milliseconds.
 	CommitTimestamp int64
 }
@@ -316,7 +316,10 @@ func (r *LogReader) step() (ok bool, err error) {
 	}
 	r.batch = LogBatch{Record: rec, BaseOffset: h.BaseOffset + from, CommitTimestamp: h.CommitTimestamp}
 	if d.ChangeTypes != nil {
-		r.batch.ChangeTypes = append([]byte(nil), d.ChangeTypes[from:to]...)
+		r.batch.ChangeTypes = make([]metadata.ChangeType, to-from)
+		for i, c := range d.ChangeTypes[from:to] {
+			r.batch.ChangeTypes[i] = metadata.ChangeType(c)
+		}
 	}
 	r.buf = buf
 	r.pos += h.Size()

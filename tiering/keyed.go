@@ -14,15 +14,6 @@ import (
 	"github.com/flusslite/fluss/storage"
 )
 
-// Change types of a primary-key changelog row (storage.LogBatch.ChangeTypes).
-const (
-	changeAppend       = 0 // +A
-	changeInsert       = 1 // +I
-	changeUpdateBefore = 2 // -U
-	changeUpdateAfter  = 3 // +U
-	changeDelete       = 4 // -D
-)
-
 // outputBatchRows is the row count of the record batches a primary-key
 // bucket's merge hands to the file writer.
 const outputBatchRows = 4096
@@ -149,14 +140,14 @@ func (r *round) foldChangelog(tb metadata.TableBucket, start, stop int64) ([]cha
 			if err != nil {
 				return nil, fmt.Errorf("log offset %d: key: %w", b.BaseOffset+int64(i), err)
 			}
-			ct := byte(changeInsert)
+			ct := metadata.ChangeInsert
 			if b.ChangeTypes != nil {
 				ct = b.ChangeTypes[i]
 			}
 			ch := &change{row: keyedRow{key: key, vals: vals, offset: b.BaseOffset + int64(i), ts: b.CommitTimestamp}}
 			switch ct {
-			case changeAppend, changeInsert, changeUpdateAfter:
-			case changeUpdateBefore, changeDelete:
+			case metadata.ChangeAppendOnly, metadata.ChangeInsert, metadata.ChangeUpdateAfter:
+			case metadata.ChangeUpdateBefore, metadata.ChangeDelete:
 				ch.deleted = true
 				ch.row.vals = nil
 			default:

@@ -69,7 +69,7 @@ func (e *env) lastChanges(info metadata.TableInfo, tb metadata.TableBucket, stop
 		for i := range int(b.Record.NumRows()) {
 			id := fmt.Sprint(metadata.ValueAt(b.Record.Column(0), info.Schema.Columns[0].Type, i))
 			switch b.ChangeTypes[i] {
-			case changeInsert, changeUpdateAfter:
+			case metadata.ChangeInsert, metadata.ChangeUpdateAfter:
 				out[id] = b.BaseOffset + int64(i)
 			default:
 				delete(out, id)

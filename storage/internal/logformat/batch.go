@@ -15,8 +15,9 @@ type Batch struct {
 	BaseOffset      int64
 	CommitTimestamp int64 // ms
 	SchemaID        int16
-	// ChangeTypes has one byte per row; nil for an append-only batch.
-	ChangeTypes []byte
+	// ChangeTypes has one change type per row, stored as its byte; nil
+	// for an append-only batch.
+	ChangeTypes []metadata.ChangeType
 	// Stats are the column statistics to carry (may be empty).
 	Stats []ColumnStats
 	// Record holds the rows in the table schema.
@@ -54,7 +55,9 @@ func EncodeBatch(dst []byte, b Batch, opts EncodeOptions) ([]byte, error) {
 		dst = dst[:start+HeaderSize]
 		statsLen = 0
 	}
-	dst = append(dst, b.ChangeTypes...)
+	for _, c := range b.ChangeTypes {
+		dst = append(dst, byte(c))
+	}
 	if dst, err = AppendRecordMessage(dst, b.Record, opts.Compression, opts.Allocator); err != nil {
 		return dst[:start], err
 	}
@@ -90,7 +93,8 @@ type Decoded struct {
 	Header Header
 	// Stats is the raw statistics blob (DecodeStats parses it).
 	Stats []byte
-	// ChangeTypes has one byte per record; nil for append-only batches.
+	// ChangeTypes has one metadata.ChangeType byte per record, each
+	// checked to be valid; nil for append-only batches.
 	ChangeTypes []byte
 	// Records is the Arrow IPC RecordBatch message (RecordDecoder).
 	Records []byte
@@ -134,7 +138,7 @@ func decodeBatch(batch []byte, checkCRC bool) (Decoded, error) {
 		d.ChangeTypes = batch[pos : pos+int(h.RecordCount)]
 		pos += int(h.RecordCount)
 		for i, c := range d.ChangeTypes {
-			if c > ChangeDelete {
+			if !metadata.ChangeType(c).Valid() {
 				return Decoded{}, fmt.Errorf("%w: change type %d of record %d", metadata.ErrCorrupt, c, i)
 			}
 		}

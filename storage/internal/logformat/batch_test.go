@@ -73,7 +73,7 @@ func testRecord(t testing.TB, mem memory.Allocator, rows int) arrow.RecordBatch 
 	return b.NewRecordBatch()
 }
 
-func encodeTest(t testing.TB, mem memory.Allocator, rec arrow.RecordBatch, compression string, changeTypes []byte) []byte {
+func encodeTest(t testing.TB, mem memory.Allocator, rec arrow.RecordBatch, compression string, changeTypes []metadata.ChangeType) []byte {
 	_, types := testSchema()
 	stats := []ColumnStats{
 		{Column: 0, NullCount: 1, Min: int64(0), Max: int64(3)},
@@ -184,7 +184,7 @@ func TestChangeTypes(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	rec := testRecord(t, mem, 3)
 	defer rec.Release()
-	batch := encodeTest(t, mem, rec, CompressionNone, []byte{ChangeInsert, ChangeUpdateBefore, ChangeUpdateAfter})
+	batch := encodeTest(t, mem, rec, CompressionNone, []metadata.ChangeType{metadata.ChangeInsert, metadata.ChangeUpdateBefore, metadata.ChangeUpdateAfter})
 	d, err := DecodeBatch(batch)
 	require.NoError(t, err)
 	require.False(t, d.Header.AppendOnly())
@@ -283,7 +283,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	rec := testRecord(f, mem, 6)
 	defer rec.Release()
 	f.Add(encodeTest(f, mem, rec, CompressionNone, nil), true)
-	f.Add(encodeTest(f, mem, rec, CompressionZstd, []byte{1, 1, 2, 3, 4, 1}), true)
+	f.Add(encodeTest(f, mem, rec, CompressionZstd, []metadata.ChangeType{1, 1, 2, 3, 4, 1}), true)
 	schema, types := testSchema()
 	f.Fuzz(func(t *testing.T, b []byte, fixCRC bool) {
 		if fixCRC && len(b) >= HeaderSize {

@@ -64,15 +64,6 @@ const (
 // change-type vector.
 const AttrAppendOnly int8 = 1
 
-// Change types, one byte per record of a batch that is not append only.
-const (
-	ChangeAppendOnly   byte = 0 // +A
-	ChangeInsert       byte = 1 // +I
-	ChangeUpdateBefore byte = 2 // -U
-	ChangeUpdateAfter  byte = 3 // +U
-	ChangeDelete       byte = 4 // -D
-)
-
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Header is the fixed header of a batch.
