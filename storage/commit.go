@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/storage/internal/logformat"
@@ -655,7 +654,7 @@ func (e *Engine) applyLocked(label string, writes []*commitBucket, total int) er
 		return fmt.Errorf("commit to %s: %w", label, cause)
 	}
 
-	now := time.Now().UnixMilli()
+	now := e.opts.Clock().UnixMilli()
 	written := map[*segment]bool{}
 	rolled := map[*logTablet]bool{}
 	k := 0

@@ -250,6 +250,10 @@
 // Options.SegmentBytes. The index holds one entry (uint32 offset relative
 // to the segment's base, uint32 byte position) per IndexIntervalBytes of
 // batches; it is an optimisation, rebuilt on Open when missing or stale.
+// Each segment also keeps, in memory only, a sparse time index (an entry
+// where the offset index has one, recording the newest commit timestamp so
+// far when it grew) that OffsetsForTimestamp searches; Open rebuilds it as
+// it scans the segment (time_index.go).
 // The batch format is documented in internal/logformat. A table's data is
 // removed when it is dropped; data left by a drop interrupted by a crash
 // is removed by the next Open. Only what the engine wrote goes: entries

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,7 +30,8 @@ type indexEntry struct {
 	pos    int64 // its position in the segment
 }
 
-// segment is one .log file of a tablet and its sparse offset index.
+// segment is one .log file of a tablet, its sparse offset index and its
+// sparse time index.
 type segment struct {
 	base    int64  // offset of its first batch; its file name
 	logPath string // full path
@@ -41,15 +43,17 @@ type segment struct {
 	next     int64 // offset after its last batch
 	index    []indexEntry
 	sinceIdx int64 // bytes written since the last index entry
+	// timeIndex finds a batch by commit timestamp (time_index.go); it
+	// gains an entry when index does, and lives in memory only: recovery
+	// rebuilds it with the offset index.
+	timeIndex []timeIndexEntry
+	// times tracks the newest commit timestamp of the batches and where
+	// it was first reached; times.max is what TTL expiry compares.
+	times segmentTimes
 	// damage, set during recovery, describes the first damaged place of
 	// the segment; reads of offsets below next that its whole batches do
 	// not hold fail with it.
 	damage string
-	// maxTimestamp is the newest commit timestamp (ms) of its batches;
-	// TTL expiry compares it. A roll back may leave it too new, which
-	// only delays expiry.
-	maxTimestamp int64
-
 	// refs counts the holders of the open files: the tablet's segment
 	// list (one reference while the segment is in it) and every reader
 	// snapshot that includes it. The files close when it reaches zero,
@@ -122,10 +126,15 @@ func (s *tabletSnapshot) release() {
 }
 
 type segmentView struct {
-	seg   *segment
-	size  int64
-	next  int64
-	index []indexEntry
+	seg       *segment
+	size      int64
+	next      int64
+	index     []indexEntry
+	timeIndex []timeIndexEntry
+	// maxTimestamp is the segment's newest commit timestamp; upTo the
+	// newest of it and every segment before it in the snapshot, which
+	// never decreases, so segments are binary searched by it.
+	maxTimestamp, upTo int64
 }
 
 func (t *logTablet) snapshot() (tabletSnapshot, error) {
@@ -138,10 +147,17 @@ func (t *logTablet) snapshot() (tabletSnapshot, error) {
 		return tabletSnapshot{}, t.damaged
 	}
 	s := tabletSnapshot{hw: t.hw.Load(), logStart: t.logStart.Load()}
+	upTo := int64(math.MinInt64)
 	for _, seg := range t.mu.segments {
 		// The list holds a reference, so refs is above zero here.
 		seg.refs.Add(1)
-		s.segs = append(s.segs, segmentView{seg: seg, size: seg.size, next: seg.next, index: seg.index[:len(seg.index):len(seg.index)]})
+		if seg.times.seen {
+			upTo = max(upTo, seg.times.max)
+		}
+		s.segs = append(s.segs, segmentView{seg: seg, size: seg.size, next: seg.next,
+			index:        seg.index[:len(seg.index):len(seg.index)],
+			timeIndex:    seg.timeIndex[:len(seg.timeIndex):len(seg.timeIndex)],
+			maxTimestamp: seg.times.maxOr(math.MinInt64), upTo: upTo})
 	}
 	return s, nil
 }
@@ -386,13 +402,14 @@ func (t *logTablet) recoverSegment(seg *segment, last bool) error {
 			damage(pos, err.Error())
 			expected = -1
 		} else {
-			if pos == 0 || sinceIdx >= int64(t.opts.IndexIntervalBytes) {
+			indexed := pos == 0 || sinceIdx >= int64(t.opts.IndexIntervalBytes)
+			if indexed {
 				index = append(index, indexEntry{offset: h.BaseOffset, pos: pos})
 				sinceIdx = 0
 			}
 			expected = h.NextOffset()
 			seg.next = expected
-			seg.maxTimestamp = max(seg.maxTimestamp, h.CommitTimestamp)
+			seg.noteBatch(h.CommitTimestamp, h.BaseOffset, pos, indexed)
 		}
 		sinceIdx += size
 		pos += size
@@ -474,17 +491,20 @@ func encodeIndex(base int64, index []indexEntry) []byte {
 // tabletMark is where a tablet stood before a statement wrote to it, to
 // roll the statement back.
 type tabletMark struct {
-	segments int
-	size     int64
-	next     int64
-	index    int
-	sinceIdx int64
-	leo      int64
+	segments  int
+	size      int64
+	next      int64
+	index     int
+	timeIndex int
+	times     segmentTimes
+	sinceIdx  int64
+	leo       int64
 }
 
 func (t *logTablet) markLocked() tabletMark {
 	seg := t.mu.segments[len(t.mu.segments)-1]
-	return tabletMark{segments: len(t.mu.segments), size: seg.size, next: seg.next, index: len(seg.index), sinceIdx: seg.sinceIdx, leo: t.mu.leo}
+	return tabletMark{segments: len(t.mu.segments), size: seg.size, next: seg.next, index: len(seg.index),
+		timeIndex: len(seg.timeIndex), times: seg.times, sinceIdx: seg.sinceIdx, leo: t.mu.leo}
 }
 
 // appendLocked writes one encoded batch at the log end, rolling the
@@ -511,14 +531,15 @@ func (t *logTablet) appendLocked(batch []byte) (*segment, error) {
 	if _, err := seg.f.WriteAt(batch, seg.size); err != nil {
 		return nil, fmt.Errorf("append to %s: %w", seg.rel, err)
 	}
-	if seg.size == 0 || seg.sinceIdx >= int64(t.opts.IndexIntervalBytes) {
+	indexed := seg.size == 0 || seg.sinceIdx >= int64(t.opts.IndexIntervalBytes)
+	if indexed {
 		e := indexEntry{offset: t.mu.leo, pos: seg.size}
 		seg.index = append(seg.index, e)
 		seg.sinceIdx = 0
 	}
+	seg.noteBatch(h.CommitTimestamp, t.mu.leo, seg.size, indexed)
 	seg.sinceIdx += int64(len(batch))
 	seg.size += int64(len(batch))
-	seg.maxTimestamp = max(seg.maxTimestamp, h.CommitTimestamp)
 	t.mu.leo += int64(h.LastOffsetDelta) + 1
 	seg.next = t.mu.leo
 	return seg, nil
@@ -556,6 +577,7 @@ func (t *logTablet) rollbackLocked(m tabletMark) error {
 	}
 	seg.size, seg.next, seg.sinceIdx = m.size, m.next, m.sinceIdx
 	seg.index = seg.index[:m.index]
+	seg.timeIndex, seg.times = seg.timeIndex[:m.timeIndex], m.times
 	t.mu.leo = m.leo
 	return errors.Join(errs...)
 }
@@ -679,6 +701,9 @@ func (t *logTablet) truncateTo(off int64) error {
 	seg.sinceIdx = pos
 	if idx > 0 {
 		seg.sinceIdx = pos - seg.index[idx-1].pos
+	}
+	if err := t.retimeLocked(seg); err != nil {
+		errs = append(errs, err)
 	}
 	t.writeIndex(seg)
 	t.mu.leo = off

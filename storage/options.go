@@ -62,6 +62,9 @@ type Options struct {
 	// complete (a full disk) loses nothing, since Open replays the log
 	// into the KV store; Close returns the error. 0: DefaultCloseTimeout.
 	CloseTimeout time.Duration
+	// Clock gives the commit timestamps of log batches; nil: time.Now.
+	// Tests set it to step time, also backwards.
+	Clock func() time.Time
 	// Allocator backs the Arrow memory of writes and of what reads
 	// build (decompressed buffers, KV snapshot batches); nil: the default
 	// allocator. The raw bytes of the log batches a read decodes in place
@@ -131,6 +134,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxOpenSegments < MinOpenSegments {
 		return fmt.Errorf("%w: max open segments %d is below %d", metadata.ErrInvalidOption, o.MaxOpenSegments, MinOpenSegments)
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
 	}
 	if o.CloseTimeout == 0 {
 		o.CloseTimeout = DefaultCloseTimeout

@@ -169,7 +169,7 @@ func (t *logTablet) expirableLocked(cutoff, limit int64) int {
 	n := 0
 	for n < len(t.mu.segments)-1 {
 		seg := t.mu.segments[n]
-		if seg.maxTimestamp >= cutoff || seg.next > limit || seg.next > hw {
+		if seg.times.max >= cutoff || seg.next > limit || seg.next > hw {
 			break
 		}
 		n++
