@@ -34,6 +34,9 @@ func NewAppendPlanner(ctx context.Context, admin Admin, table metadata.TableInfo
 	if table.HasPrimaryKey() {
 		return nil, fmt.Errorf("%w: append planner for primary-key table %s", metadata.ErrUnsupported, table.Path)
 	}
+	if err := checkNotIncremental(spec.Options); err != nil {
+		return nil, err
+	}
 	maxRecords, err := maxRecordsPerSplit(spec.Options)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/stretchr/testify/require"
@@ -170,6 +171,12 @@ func TestUpsertPlanner(t *testing.T) { runPlannerGolden(t, "testdata/upsert_plan
 // planners over the fake admin and the fake lake source.
 func TestLakeUnion(t *testing.T) { runPlannerGolden(t, "testdata/lake_union", "lake") }
 
+// TestIncrementalPlanner runs testdata/incremental_planner: time-range
+// incremental reads of log and primary-key tables.
+func TestIncrementalPlanner(t *testing.T) {
+	runPlannerGolden(t, "testdata/incremental_planner", "incremental")
+}
+
 // TestChangelogPlanner runs testdata/changelog_planner.
 func TestChangelogPlanner(t *testing.T) {
 	runPlannerGolden(t, "testdata/changelog_planner", "changelog")
@@ -188,6 +195,10 @@ func TestChangelogPlanner(t *testing.T) {
 //	                    lines (over t$changelog's columns for changelog);
 //	                    builds a planner and plans, printing the calls it
 //	                    made and the splits
+//	batches             input: "<partition|-> <bucket> <offset>@<ts> ..."
+//	                    lines: the batches of a bucket's log, in order
+//	plan [start=V] [end=V]
+//	                    (incremental) the window's options
 //	tiered              input: "<partition|-> <bucket> <offset>" lines: the
 //	                    tiered offsets of the probed lake snapshot
 //	lake-files          input: "<partition|-> <bucket> <path> [amount=lo..hi]"
@@ -261,6 +272,27 @@ func runPlannerGolden(t *testing.T, path, kind string) {
 				}
 			}
 			return ""
+		case "batches":
+			// "<partition|-> <bucket> <offset>@<ts> ...": the batches of
+			// a bucket's log, for OffsetsForTimestamp.
+			for _, line := range nonEmptyLines(d.Input) {
+				f := strings.Fields(line)
+				b, err := strconv.ParseInt(f[1], 10, 32)
+				require.NoError(t, err)
+				tb, err := env.admin.bucket(f[0], int32(b))
+				require.NoError(t, err)
+				for _, bt := range f[2:] {
+					o, ts, ok := strings.Cut(bt, "@")
+					require.True(t, ok, bt)
+					var fb fakeBatch
+					fb.offset, err = strconv.ParseInt(o, 10, 64)
+					require.NoError(t, err)
+					fb.ts, err = strconv.ParseInt(ts, 10, 64)
+					require.NoError(t, err)
+					env.admin.batches[tb] = append(env.admin.batches[tb], fb)
+				}
+			}
+			return ""
 		case "tiered":
 			require.NotNil(t, env.admin.lake, "tiered needs a snapshot")
 			if env.admin.lake.TieredOffsets == nil {
@@ -323,6 +355,8 @@ func runPlannerGolden(t *testing.T, path, kind string) {
 			for arg, opt := range map[string]string{
 				"max-records":    planner.OptMaxRecordsPerSplit,
 				"read-optimized": planner.OptReadOptimized,
+				"start":          planner.OptIncrementalStart,
+				"end":            planner.OptIncrementalEnd,
 			} {
 				if d.HasArg(arg) {
 					var v string
@@ -359,6 +393,16 @@ func runPlannerGolden(t *testing.T, path, kind string) {
 				pl, err = planner.NewUpsertPlanner(ctx, env.admin, env.admin.table, env.spec)
 			case "changelog":
 				pl, err = planner.NewChangelogPlanner(ctx, env.admin, env.admin.table, env.spec)
+			case "incremental":
+				var window planner.TimeRange
+				var ok bool
+				window, ok, err = planner.IncrementalRange(env.spec.Options, time.UTC)
+				if err == nil && !ok {
+					err = errors.New("no incremental window in the options")
+				}
+				if err == nil {
+					pl, err = planner.NewIncrementalPlanner(ctx, env.admin, env.admin.table, env.spec, window)
+				}
 			case "lake":
 				var opts []planner.Option
 				if !d.HasArg("no-lake-source") {
@@ -411,6 +455,9 @@ func (env *plannerEnv) plan(ctx context.Context) string {
 	kv := ""
 	if env.kind == "upsert" || (env.kind == "lake" && env.admin.table.HasPrimaryKey()) {
 		kv = fmt.Sprintf(" kv-snapshots=%d", env.admin.kvSnapshots)
+	}
+	if env.kind == "incremental" {
+		kv = fmt.Sprintf(" kv-snapshots=%d timestamp-offsets=%d", env.admin.kvSnapshots, env.admin.timestampOffsets)
 	}
 	calls := fmt.Sprintf("probes=%d list-partitions=%d list-offsets=%d%s has-lake=%t type=%s\n",
 		env.admin.probes, env.admin.listPartitions, env.admin.listOffsets, kv,

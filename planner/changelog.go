@@ -39,6 +39,9 @@ func NewChangelogPlanner(ctx context.Context, admin Admin, table metadata.TableI
 		}
 	}
 	admin = atView(admin, o.view)
+	if err := checkNotIncremental(spec.Options); err != nil {
+		return nil, err
+	}
 	maxRecords, err := maxRecordsPerSplit(spec.Options)
 	if err != nil {
 		return nil, err

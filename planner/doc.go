@@ -2,7 +2,9 @@
 // log tables and one UpsertPlanner for primary-key tables, each with a
 // log-only and a lake-union branch, after the Fluss
 // Spark connector's SplitPlanner (DESIGN §5.3), plus the ChangelogPlanner
-// of the virtual table t$changelog, which reads logs only.
+// of the virtual table t$changelog, which reads logs only, and the
+// IncrementalPlanner of a time-range incremental read (Fluss #3883), the
+// third branch: the changes committed in a window, from the log alone.
 //
 // Invariants:
 //
@@ -36,6 +38,12 @@
 //     filter keeps it. The pushed predicate's conjuncts the lake source
 //     accepts (LakeSource.WithFilters) prune lake files; the rest stay
 //     with the scan.
+//   - An incremental read never probes the lake and never reads a KV
+//     snapshot. Its start offsets are the time index's answers
+//     (Admin.OffsetsForTimestamp) for the window's start; its stops the
+//     pinned high watermarks, or, when the window has an end, the first
+//     offset committed at or after the end if that comes first. The full
+//     read planners refuse its options rather than ignore the window.
 //   - Splits are inert. A split holds ids and offsets, never a file, a
 //     context or a goroutine; readers are built from it elsewhere
 //     (lakeunion). Splits come out in a deterministic order: partitions in

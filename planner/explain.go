@@ -36,8 +36,8 @@ func TypeOf(table metadata.TableInfo, p SplitPlanner) ScanType {
 
 // Explain renders a planned scan as EXPLAIN's lines (DESIGN §6):
 //
-//	FlussScan: [db.t], Type: [Append] [PushedPredicates: ...] [PartitionFilter: ...] [Limit: n]
-//	Branch: log-only | Branch: lake-union (snapshot N)
+//	FlussScan: [db.t], Type: [Append] [PushedPredicates: ...] [PartitionFilter: ...] [Limit: n] [TimeRange: [s, e)]
+//	Branch: log-only | Branch: lake-union (snapshot N) | Branch: incremental
 //	PostFilter: c1 AND c2
 //	Split: log partition=<name|-> bucket=<n> log=<start>..<stop>
 //
@@ -56,6 +56,9 @@ func Explain(table metadata.TableInfo, spec ScanSpec, p SplitPlanner, splits []S
 	}
 	if spec.Limit >= 0 {
 		fmt.Fprintf(&b, " [Limit: %d]", spec.Limit)
+	}
+	if tr, ok := p.(timeRanger); ok {
+		fmt.Fprintf(&b, " [TimeRange: %s]", tr.TimeRange())
 	}
 	lines := []string{b.String(), branchLine(p)}
 	if len(postFilter) > 0 {
@@ -82,7 +85,15 @@ type lakeSnapshotIDer interface {
 	LakeSnapshotID() (int64, bool)
 }
 
+// timeRanger is implemented by the planner of an incremental read.
+type timeRanger interface {
+	TimeRange() TimeRange
+}
+
 func branchLine(p SplitPlanner) string {
+	if _, ok := p.(timeRanger); ok {
+		return "Branch: incremental"
+	}
 	if p == nil || !p.HasLakeSnapshot() {
 		return "Branch: log-only"
 	}

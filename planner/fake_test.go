@@ -28,6 +28,9 @@ type fakeAdmin struct {
 	// kv holds the latest KV snapshot of each bucket that has one.
 	kv    map[metadata.TableBucket]metadata.KvSnapshot
 	kvErr error
+	// batches holds, per bucket, the base offset and commit timestamp of
+	// its batches in log order, for OffsetsForTimestamp.
+	batches map[metadata.TableBucket][]fakeBatch
 
 	// dropAfterListing are partitions dropped right after the first
 	// ListPartitions returned them: later calls about them are
@@ -36,8 +39,11 @@ type fakeAdmin struct {
 	dropAfterListing, missing []int64
 	gone                      map[int64]bool
 
-	probes, listPartitions, listOffsets, kvSnapshots int
+	probes, listPartitions, listOffsets, kvSnapshots, timestampOffsets int
 }
+
+// fakeBatch is a batch of a fake log: its base offset and commit time.
+type fakeBatch struct{ offset, ts int64 }
 
 var _ planner.Admin = (*fakeAdmin)(nil)
 
@@ -48,6 +54,8 @@ func newFakeAdmin(table metadata.TableInfo) *fakeAdmin {
 		hw:    map[metadata.TableBucket]int64{},
 		drop:  map[metadata.TableBucket]bool{},
 		kv:    map[metadata.TableBucket]metadata.KvSnapshot{},
+
+		batches: map[metadata.TableBucket][]fakeBatch{},
 	}
 }
 
@@ -92,6 +100,33 @@ func (f *fakeAdmin) ListOffsets(_ context.Context, buckets []metadata.TableBucke
 		}
 		if !f.drop[b] {
 			out[b] = src[b]
+		}
+	}
+	return out, nil
+}
+
+// OffsetsForTimestamp answers by a scan of the fake batches: the first
+// below the high watermark committed at or after ts, else the high
+// watermark.
+func (f *fakeAdmin) OffsetsForTimestamp(_ context.Context, buckets []metadata.TableBucket, ts int64) (map[metadata.TableBucket]int64, error) {
+	f.timestampOffsets++
+	out := make(map[metadata.TableBucket]int64, len(buckets))
+	for _, b := range buckets {
+		if err := f.notFound(b); err != nil {
+			return nil, err
+		}
+		if f.drop[b] {
+			continue
+		}
+		out[b] = f.hw[b]
+		for _, bt := range f.batches[b] {
+			if bt.offset >= f.hw[b] {
+				break
+			}
+			if bt.offset >= f.start[b] && bt.ts >= ts {
+				out[b] = bt.offset
+				break
+			}
 		}
 	}
 	return out, nil
@@ -154,7 +189,7 @@ func (f *fakeAdmin) bucket(partition string, b int32) (metadata.TableBucket, err
 }
 
 func (f *fakeAdmin) resetCalls() {
-	f.probes, f.listPartitions, f.listOffsets, f.kvSnapshots = 0, 0, 0, 0
+	f.probes, f.listPartitions, f.listOffsets, f.kvSnapshots, f.timestampOffsets = 0, 0, 0, 0, 0
 }
 
 // fakeLakeFile is a lake file of the fake lake, with the range of its

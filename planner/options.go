@@ -9,7 +9,7 @@ import (
 
 // readOptions are the keys of ScanSpec.Options a scan reads, in the
 // order an error lists them.
-var readOptions = []string{OptReadOptimized, OptMaxRecordsPerSplit}
+var readOptions = []string{OptReadOptimized, OptMaxRecordsPerSplit, OptIncrementalStart, OptIncrementalEnd}
 
 // CheckOptions refuses a read option no planner reads, naming it: a
 // misspelt hint would otherwise leave the scan as if it had not been

@@ -21,7 +21,8 @@ type ScanSpec struct {
 	PushedPredicate predicate.P
 	// Limit is the most rows the scan needs; -1: no limit.
 	Limit int64
-	// Options are read hints: read.optimized, scan.max-records-per-split.
+	// Options are read hints: read.optimized, scan.max-records-per-split,
+	// scan.incremental.start.timestamp and scan.incremental.end.timestamp.
 	Options map[string]string
 }
 
@@ -41,6 +42,10 @@ type Admin interface {
 	// ListOffsets returns, for each bucket, its log start offset
 	// (OffsetEarliest) or high watermark (OffsetLatest).
 	ListOffsets(ctx context.Context, buckets []metadata.TableBucket, spec metadata.OffsetSpec) (map[metadata.TableBucket]int64, error)
+	// OffsetsForTimestamp returns, for each bucket, the first offset
+	// whose batch was committed at or after ts (ms), or the high
+	// watermark when none was: Fluss's ListOffsets by timestamp.
+	OffsetsForTimestamp(ctx context.Context, buckets []metadata.TableBucket, ts int64) (map[metadata.TableBucket]int64, error)
 	// LatestKvSnapshots returns the latest KV snapshot of each bucket of a
 	// primary-key table, or of one partition of it (partition non-nil).
 	LatestKvSnapshots(ctx context.Context, t metadata.TablePath, partition *metadata.PartitionInfo) (metadata.KvSnapshots, error)

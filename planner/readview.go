@@ -64,6 +64,21 @@ func (a viewAdmin) ListOffsets(ctx context.Context, buckets []metadata.TableBuck
 	return out, nil
 }
 
+// OffsetsForTimestamp answers from the live log, which below the view's
+// high watermarks is the log the view saw, then holds each answer to the
+// view's high watermark.
+func (a viewAdmin) OffsetsForTimestamp(ctx context.Context, buckets []metadata.TableBucket, ts int64) (map[metadata.TableBucket]int64, error) {
+	out, err := a.Admin.OffsetsForTimestamp(ctx, buckets, ts)
+	if err != nil {
+		return nil, err
+	}
+	for tb, off := range out {
+		_, stop := a.view.LogOffsets(tb)
+		out[tb] = min(off, stop)
+	}
+	return out, nil
+}
+
 func (a viewAdmin) LatestKvSnapshots(ctx context.Context, t metadata.TablePath, partition *metadata.PartitionInfo) (metadata.KvSnapshots, error) {
 	info, err := a.TableInfo(ctx, t)
 	if err != nil {

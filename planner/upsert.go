@@ -32,6 +32,9 @@ func NewUpsertPlanner(ctx context.Context, admin Admin, table metadata.TableInfo
 	if !table.HasPrimaryKey() {
 		return nil, fmt.Errorf("%w: upsert planner for log table %s", metadata.ErrUnsupported, table.Path)
 	}
+	if err := checkNotIncremental(spec.Options); err != nil {
+		return nil, err
+	}
 	if _, err := maxRecordsPerSplit(spec.Options); err != nil {
 		return nil, err
 	}
