@@ -215,7 +215,9 @@ func (s *Session) planScan(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPl
 	if IsInfoSchema(sp) {
 		return nil, fmt.Errorf("%s is answered from the catalog, not planned as a scan: %w", sp.Table.Path, metadata.ErrUnsupported)
 	}
-	if sp.Virtual == "" && sp.Table.HasPrimaryKey() {
+	// An incremental read is a read of the log in its window, never of
+	// the live KV state a lookup reads.
+	if sp.Virtual == "" && sp.Table.HasPrimaryKey() && !incremental(sp) {
 		if key, residual, ok := sqlplan.PointLookup(sp); ok {
 			delta, err := s.delta(sp)
 			if err != nil {
@@ -265,9 +267,20 @@ func (s *Session) planSplits(ctx context.Context, sp *sqlplan.SelectPlan) (*scan
 	if sp.Virtual != "" {
 		base = &sp.Base
 	}
-	delta, err := s.delta(sp)
+	window, isIncremental, err := planner.IncrementalRange(sp.Hints, s.Location)
 	if err != nil {
 		return nil, err
+	}
+	if isIncremental && sp.Virtual != "" {
+		return nil, fmt.Errorf("%w: '%s' reads a table's changes, not %s", metadata.ErrUnsupported, planner.OptIncrementalStart, sp.Table.Path)
+	}
+	var delta *txDelta
+	// The transaction's buffered writes are not changes committed in any
+	// window: an incremental read leaves them out.
+	if !isIncremental {
+		if delta, err = s.delta(sp); err != nil {
+			return nil, err
+		}
 	}
 	var lakeOpts []planner.Option
 	if v := s.View; v != nil {
@@ -275,7 +288,7 @@ func (s *Session) planSplits(ctx context.Context, sp *sqlplan.SelectPlan) (*scan
 		lakeOpts = append(lakeOpts, planner.WithReadView(v))
 	}
 	var lakeFilter pushdown.LakeFilter
-	if base.Config.DatalakeEnabled {
+	if base.Config.DatalakeEnabled && !isIncremental {
 		src := s.Lake.Source(base)
 		lakeOpts = append(lakeOpts, planner.WithLake(src))
 		lakeFilter = src.WithFilters
@@ -302,6 +315,18 @@ func (s *Session) planSplits(ctx context.Context, sp *sqlplan.SelectPlan) (*scan
 		lakeOpts = append(lakeOpts, planner.WithLakeOnly())
 	}
 	switch {
+	case isIncremental:
+		if window.PredatesRetention(time.Now(), base.Config.LogTTL) && s.Logger != nil {
+			s.Logger.Warn(fmt.Sprintf("Incremental read of %s starts at %d, which is earlier than the table is guaranteed to retain "+
+				"(table.log.ttl = %s). Records that already expired cannot be returned, so the result may be a subset of "+
+				"the requested window. Increase table.log.ttl or move the window forward.", base.Path, window.Start, base.Config.LogTTL),
+				"table", base.Path.String(), "start", window.Start, "ttl", base.Config.LogTTL.String())
+		}
+		var opts []planner.Option
+		if v := s.View; v != nil {
+			opts = append(opts, planner.WithReadView(v))
+		}
+		p, err = planner.NewIncrementalPlanner(ctx, s.Engine, *base, spec, window, opts...)
 	case sp.Virtual == sqlplan.VirtualChangelog:
 		var opts []planner.Option
 		if v := s.View; v != nil {
@@ -394,6 +419,13 @@ func (u *unpinOnClose) Close() error {
 	err := u.Operator.Close()
 	u.plan.unpin()
 	return err
+}
+
+// incremental reports whether a bound SELECT asks for a time-range
+// incremental read (its window is checked when it is planned).
+func incremental(sp *sqlplan.SelectPlan) bool {
+	_, ok := sp.Hints[planner.OptIncrementalStart]
+	return ok
 }
 
 // scanOptions merges the DSN's scan options with the query's hints; a
