@@ -683,9 +683,9 @@ func crashCheckReads(t *testing.T, db *sql.DB, m *crashModel) {
 			}
 			last[r.key()] = off
 			switch v[0].(string) {
-			case "+I", "+U":
+			case "insert", "update_after":
 				log[r.key()] = r
-			case "-D", "-U":
+			case "delete", "update_before":
 				delete(log, r.key())
 			default:
 				t.Fatalf("%s$changelog: change type %v", tb.name, v[0])

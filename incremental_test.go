@@ -162,7 +162,7 @@ func TestIncrementalReadKeyTableFoldsWindow(t *testing.T) {
 				}
 				var want [][]any
 				for _, c := range last {
-					if c.kind != "-D" && c.kind != "-U" {
+					if c.kind != "delete" && c.kind != "update_before" {
 						want = append(want, c.row)
 					}
 				}

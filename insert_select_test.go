@@ -232,7 +232,7 @@ func TestInsertSelectFromVirtualTables(t *testing.T) {
 	mustExec(t, db, "CREATE TABLE audit (change STRING, id BIGINT, score INT)")
 	n := affected(t)(db.Exec("INSERT INTO audit SELECT _change_type, id, score FROM `kv$changelog` WHERE id = 2"))
 	require.EqualValues(t, 3, n)
-	require.Equal(t, []string{"+I|2|2", "+U|2|20", "-U|2|2"}, txRows(t, db, "SELECT * FROM audit"))
+	require.Equal(t, []string{"insert|2|2", "update_after|2|20", "update_before|2|2"}, txRows(t, db, "SELECT * FROM audit"))
 
 	// information_schema is read like any SELECT of it.
 	mustExec(t, db, "CREATE TABLE names (name STRING)")

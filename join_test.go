@@ -157,8 +157,8 @@ func TestJoinVirtualTables(t *testing.T) {
 	db := openJoinDB(t)
 	// The changelog of the key table joined with its current state: bob's
 	// two versions both join his current row.
-	require.Equal(t, []string{"+I|bob|20|10"},
-		txRows(t, db, "SELECT l._change_type, l.name, l.region, c.region FROM `customers$changelog` l JOIN customers c ON l.id = c.id WHERE l.id = 2 AND l._change_type = '+I'"))
+	require.Equal(t, []string{"insert|bob|20|10"},
+		txRows(t, db, "SELECT l._change_type, l.name, l.region, c.region FROM `customers$changelog` l JOIN customers c ON l.id = c.id WHERE l.id = 2 AND l._change_type = 'insert'"))
 	require.Equal(t, []string{"3"},
 		txRows(t, db, "SELECT count(*) FROM `customers$changelog` l JOIN customers c ON l.id = c.id WHERE c.name = 'bob'"))
 	require.Equal(t, []string{"ann|ann", "bob|bob", "cid|cid"},

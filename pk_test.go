@@ -179,17 +179,17 @@ func TestChangelogVirtualTable(t *testing.T) {
 	mustExec(t, db, `DELETE FROM kv WHERE k = 1`)
 	rows := queryAll(t, db, "SELECT _change_type, _log_offset, k, v FROM `kv$changelog`")
 	require.Equal(t, [][]any{
-		{"+I", int64(0), int64(1), "a"},
-		{"-U", int64(1), int64(1), "a"},
-		{"+U", int64(2), int64(1), "b"},
-		{"-D", int64(3), int64(1), "b"},
+		{"insert", int64(0), int64(1), "a"},
+		{"update_before", int64(1), int64(1), "a"},
+		{"update_after", int64(2), int64(1), "b"},
+		{"delete", int64(3), int64(1), "b"},
 	}, rows)
 	all := queryAll(t, db, "SELECT * FROM `kv$changelog` LIMIT 1")
 	require.Len(t, all[0], 5)
 
 	mustExec(t, db, `CREATE TABLE lg (x INT) WITH ('bucket.num' = '1')`)
 	mustExec(t, db, `INSERT INTO lg VALUES (7), (8)`)
-	require.Equal(t, [][]any{{"+A", int64(0), int64(7)}, {"+A", int64(1), int64(8)}},
+	require.Equal(t, [][]any{{"insert", int64(0), int64(7)}, {"insert", int64(1), int64(8)}},
 		queryAll(t, db, "SELECT _change_type, _log_offset, x FROM `lg$changelog`"))
 }
 

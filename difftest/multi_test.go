@@ -38,7 +38,7 @@ var (
 var forms = map[string]bool{
 	"single":    true,  // one table: filters, aggregates, GROUP BY, ORDER BY + LIMIT
 	"lake":      true,  // t$lake, the readable lake snapshot, as a relation
-	"changelog": true,  // t$changelog of a log table (every row +A) as a relation
+	"changelog": true,  // t$changelog of a log table (every row an insert) as a relation
 	"join":      true,  // [INNER] JOIN ... ON equalities between the sides
 	"left":      true,  // LEFT [OUTER] JOIN
 	"right":     true,  // RIGHT [OUTER] JOIN
@@ -213,12 +213,13 @@ func newTables(r *rand.Rand) ([]mtable, []setupStmt) {
 	}
 	for _, m := range ts {
 		if m.changelog() {
-			// A log table's changelog is its rows, each appended (+A).
+			// A log table's changelog is its rows, each appended (+A),
+			// which t$changelog shows as insert.
 			cols := "id, k, a, c, s"
 			if m.partitioned {
 				cols += ", p"
 			}
-			stmts = append(stmts, setupStmt{lite: "CREATE VIEW `" + m.name + "$changelog` AS SELECT '+A' AS _change_type, " + cols + " FROM " + m.name})
+			stmts = append(stmts, setupStmt{lite: "CREATE VIEW `" + m.name + "$changelog` AS SELECT 'insert' AS _change_type, " + cols + " FROM " + m.name})
 		}
 	}
 	return ts, stmts

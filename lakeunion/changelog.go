@@ -141,7 +141,7 @@ func (r *changelogReader) build(b storage.LogBatch) (arrow.RecordBatch, error) {
 					bld.Release()
 					return nil, fmt.Errorf("%w: log offset %d has change type %d", metadata.ErrCorrupt, b.BaseOffset+int64(j), ct)
 				}
-				bld.Append(ct.String())
+				bld.Append(ct.ChangelogName())
 			}
 			cols[i] = bld.NewArray()
 			bld.Release()

@@ -57,8 +57,9 @@
 //
 // A changelog scan (Options.Changelog) reads log splits as the virtual
 // table t$changelog: one row per change, in log order, each with its
-// _change_type (+A for a log table's appends; +I, -U, +U, -D for a
-// primary-key table's full-image changelog), _log_offset and
+// _change_type (metadata.ChangeType.ChangelogName, Fluss's long names:
+// insert for a log table's appends and a key's +I, update_before,
+// update_after, delete), _log_offset and
 // _commit_timestamp before the table's columns. Its projection indexes
 // that virtual schema (ChangelogColumns); it never folds or merges.
 package lakeunion

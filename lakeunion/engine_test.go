@@ -73,7 +73,7 @@ func TestEngineChangelogOfLogTable(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, p.Close())
 	rows := scanRows(t, eng, &info, splits, lakeunion.Options{Changelog: true, Projection: []int{0, 1, 3, 4}})
-	require.Equal(t, []string{"+A 0 1 a", "+A 1 2 NULL"}, rows)
+	require.Equal(t, []string{"insert 0 1 a", "insert 1 2 NULL"}, rows)
 }
 
 // TestEnginePrimaryKeyRead reads a primary-key table through the
@@ -155,9 +155,9 @@ func TestEnginePrimaryKeyRead(t *testing.T) {
 	require.NoError(t, err)
 	rows = scanRows(t, eng, &info, cl, lakeunion.Options{Changelog: true, Projection: []int{0, 4, 3}})
 	require.Equal(t, []string{
-		"+I 1 a", "+I 2 b", "+I 3 c",
-		"-U 2 b", "+U 2 B", "+I 4 d",
-		"-U 3 c", "+U 3 CC",
-		"-D 3 CC", "-D 1 a",
+		"insert 1 a", "insert 2 b", "insert 3 c",
+		"update_before 2 b", "update_after 2 B", "insert 4 d",
+		"update_before 3 c", "update_after 3 CC",
+		"delete 3 CC", "delete 1 a",
 	}, rows)
 }

@@ -32,8 +32,9 @@ const (
 )
 
 // ChangelogTable returns the virtual table `t$changelog` of base: the
-// columns _change_type STRING NOT NULL ('+A' for log tables; '+I', '-U',
-// '+U', '-D' for primary-key tables), _log_offset BIGINT NOT NULL and
+// columns _change_type STRING NOT NULL ('insert' for log tables;
+// 'insert', 'update_before', 'update_after', 'delete' for primary-key
+// tables), _log_offset BIGINT NOT NULL and
 // _commit_timestamp TIMESTAMP_LTZ(3) NOT NULL, then base's columns. The
 // changelog is a log: it has no primary key. Partition and bucket keys
 // keep their names, so they still name the same columns. The metadata
