@@ -37,6 +37,9 @@ func NewAppendPlanner(ctx context.Context, admin Admin, table metadata.TableInfo
 	if err := checkNotIncremental(spec.Options); err != nil {
 		return nil, err
 	}
+	if err := checkNoStartup(spec.Options, "a batch read of "+table.Path.String()+" reads the whole table"); err != nil {
+		return nil, err
+	}
 	maxRecords, err := maxRecordsPerSplit(spec.Options)
 	if err != nil {
 		return nil, err

@@ -199,6 +199,8 @@ func TestChangelogPlanner(t *testing.T) {
 //	                    lines: the batches of a bucket's log, in order
 //	plan [start=V] [end=V]
 //	                    (incremental) the window's options
+//	plan [startup-mode=V] [startup-ts=V]
+//	                    (changelog) scan.startup.mode and its timestamp
 //	tiered              input: "<partition|-> <bucket> <offset>" lines: the
 //	                    tiered offsets of the probed lake snapshot
 //	lake-files          input: "<partition|-> <bucket> <path> [amount=lo..hi]"
@@ -357,6 +359,8 @@ func runPlannerGolden(t *testing.T, path, kind string) {
 				"read-optimized": planner.OptReadOptimized,
 				"start":          planner.OptIncrementalStart,
 				"end":            planner.OptIncrementalEnd,
+				"startup-mode":   planner.OptScanStartupMode,
+				"startup-ts":     planner.OptScanStartupTimestamp,
 			} {
 				if d.HasArg(arg) {
 					var v string

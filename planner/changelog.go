@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/predicate"
@@ -22,6 +23,7 @@ const ChangelogSystemColumns = 3
 type ChangelogPlanner struct {
 	planBase
 	maxRecordsPerSplit int64
+	startup            Startup
 }
 
 var _ SplitPlanner = (*ChangelogPlanner)(nil)
@@ -30,7 +32,10 @@ var _ SplitPlanner = (*ChangelogPlanner)(nil)
 // table is the base table t. The column indexes in spec (its partition
 // filter in particular) are those of the virtual table: the system
 // columns first, then t's columns. scan.max-records-per-split cuts long
-// log ranges as for a log table. Of the options only WithReadView applies.
+// log ranges as for a log table. scan.startup.mode (and
+// scan.startup.timestamp) choose where the read starts (ParseStartup, in
+// the zone of WithLocation). Of the other options only WithReadView
+// applies.
 func NewChangelogPlanner(ctx context.Context, admin Admin, table metadata.TableInfo, spec ScanSpec, opts ...Option) (*ChangelogPlanner, error) {
 	var o plannerOptions
 	for _, opt := range opts {
@@ -46,6 +51,10 @@ func NewChangelogPlanner(ctx context.Context, admin Admin, table metadata.TableI
 	if err != nil {
 		return nil, err
 	}
+	startup, err := ParseStartup(spec.Options, o.loc)
+	if err != nil {
+		return nil, err
+	}
 	if spec.PartitionFilter != nil {
 		if spec.PartitionFilter, err = shiftColumns(spec.PartitionFilter, -ChangelogSystemColumns); err != nil {
 			return nil, fmt.Errorf("partition filter on %s$changelog: %w", table.Path, err)
@@ -54,18 +63,39 @@ func NewChangelogPlanner(ctx context.Context, admin Admin, table metadata.TableI
 	// The pushed predicate is not the planner's business, and the one given
 	// reads virtual columns: drop it rather than keep a wrong index.
 	spec.PushedPredicate = nil
-	return &ChangelogPlanner{planBase: planBase{admin: admin, table: table, spec: spec}, maxRecordsPerSplit: maxRecords}, nil
+	return &ChangelogPlanner{planBase: planBase{admin: admin, table: table, spec: spec}, maxRecordsPerSplit: maxRecords, startup: startup}, nil
 }
 
 // ScanType is Append: the changelog is read as a log.
 func (p *ChangelogPlanner) ScanType() ScanType { return TypeAppend }
 
+// Startup is where the read starts.
+func (p *ChangelogPlanner) Startup() Startup { return p.startup }
+
 // Plan returns, per matching partition and non-empty bucket, one log split
-// [log start, high watermark), cut into ranges by
-// scan.max-records-per-split.
+// [start, high watermark), cut into ranges by scan.max-records-per-split,
+// as Fluss's docs describe a batch read of t$changelog: [start, latest
+// captured at planning). The start is the log start offset (full,
+// earliest), the first offset committed at or after the startup
+// timestamp, or the high watermark itself (latest: nothing to read). A
+// startup timestamp in the future is ErrInvalidOption, as Fluss's server
+// refuses it.
 func (p *ChangelogPlanner) Plan(ctx context.Context) ([]Split, error) {
 	if err := p.checkOpen(); err != nil {
 		return nil, err
+	}
+	switch p.startup.Mode {
+	case StartupLatest:
+		return nil, nil
+	case StartupTimestamp:
+		if now := time.Now().UnixMilli(); p.startup.Timestamp > now {
+			return nil, fmt.Errorf("%w: '%s' %d is in the future: no change was committed then yet",
+				metadata.ErrInvalidOption, OptScanStartupTimestamp, p.startup.Timestamp)
+		}
+		ts := p.startup.Timestamp
+		return p.dropSplitsOfDropped(p.planLogFrom(ctx, p.maxRecordsPerSplit, func(buckets []metadata.TableBucket) (map[metadata.TableBucket]int64, error) {
+			return p.timestampOffsets(ctx, buckets, ts)
+		}))
 	}
 	return p.dropSplitsOfDropped(p.planLog(ctx, p.maxRecordsPerSplit))
 }
@@ -73,12 +103,22 @@ func (p *ChangelogPlanner) Plan(ctx context.Context) ([]Split, error) {
 // planLog is the log-only plan of an append scan: per matching partition
 // and bucket, the ranges of [log start, high watermark).
 func (b *planBase) planLog(ctx context.Context, maxRecords int64) ([]Split, error) {
+	return b.planLogFrom(ctx, maxRecords, func(buckets []metadata.TableBucket) (map[metadata.TableBucket]int64, error) {
+		return b.offsets(ctx, buckets, metadata.OffsetEarliest)
+	})
+}
+
+// planLogFrom is planLog with the start offsets starts gives: the ranges
+// of [start, high watermark) of every matching bucket, the high
+// watermarks pinned after the starts were found.
+func (b *planBase) planLogFrom(ctx context.Context, maxRecords int64,
+	starts func([]metadata.TableBucket) (map[metadata.TableBucket]int64, error)) ([]Split, error) {
 	parts, err := b.matchingPartitions(ctx)
 	if err != nil {
 		return nil, err
 	}
 	buckets := b.buckets(parts)
-	starts, err := b.offsets(ctx, buckets, metadata.OffsetEarliest)
+	startOffsets, err := starts(buckets)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +134,7 @@ func (b *planBase) planLog(ctx context.Context, maxRecords int64) ([]Split, erro
 	// ranges of one bucket come out ascending: the splits need no sort.
 	var splits []Split
 	for _, tb := range buckets {
-		for _, r := range splitRange(starts[tb], stops[tb], maxRecords) {
+		for _, r := range splitRange(startOffsets[tb], stops[tb], maxRecords) {
 			splits = append(splits, &LogSplit{
 				TableBucket: tb,
 				Partition:   names[tb.PartitionID],

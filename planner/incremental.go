@@ -162,6 +162,9 @@ func NewIncrementalPlanner(ctx context.Context, admin Admin, table metadata.Tabl
 	if window.Start >= window.End {
 		return nil, fmt.Errorf("%w: empty incremental time range %s", metadata.ErrInvalidOption, window)
 	}
+	if err := checkNoStartup(spec.Options, "an incremental read starts at its window's start"); err != nil {
+		return nil, err
+	}
 	maxRecords, err := maxRecordsPerSplit(spec.Options)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/predicate"
@@ -31,7 +32,8 @@ type Option func(*plannerOptions)
 type plannerOptions struct {
 	lake     LakeSource
 	lakeOnly bool
-	view     ReadView // WithReadView
+	view     ReadView       // WithReadView
+	loc      *time.Location // WithLocation
 }
 
 // WithLake gives the planner the lake source its lake-union branch plans

@@ -9,7 +9,21 @@ import (
 
 // readOptions are the keys of ScanSpec.Options a scan reads, in the
 // order an error lists them.
-var readOptions = []string{OptReadOptimized, OptMaxRecordsPerSplit, OptIncrementalStart, OptIncrementalEnd}
+var readOptions = []string{OptReadOptimized, OptMaxRecordsPerSplit, OptIncrementalStart, OptIncrementalEnd,
+	OptScanStartupMode, OptScanStartupTimestamp}
+
+// checkNoStartup refuses scan.startup.* in the planners of reads that do
+// not start anywhere but where their branch says (a batch read of a table
+// reads all of it): honoured by t$changelog alone, the options would
+// otherwise be ignored.
+func checkNoStartup(opts map[string]string, what string) error {
+	for _, k := range []string{OptScanStartupMode, OptScanStartupTimestamp} {
+		if _, ok := opts[k]; ok {
+			return fmt.Errorf("%w: '%s' applies to t$changelog; %s", metadata.ErrUnsupported, k, what)
+		}
+	}
+	return nil
+}
 
 // CheckOptions refuses a read option no planner reads, naming it: a
 // misspelt hint would otherwise leave the scan as if it had not been

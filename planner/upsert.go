@@ -35,6 +35,9 @@ func NewUpsertPlanner(ctx context.Context, admin Admin, table metadata.TableInfo
 	if err := checkNotIncremental(spec.Options); err != nil {
 		return nil, err
 	}
+	if err := checkNoStartup(spec.Options, "a batch read of "+table.Path.String()+" reads the whole table"); err != nil {
+		return nil, err
+	}
 	if _, err := maxRecordsPerSplit(spec.Options); err != nil {
 		return nil, err
 	}

@@ -322,7 +322,7 @@ func smallProbe(probe, table int64) bool {
 // the join keys over it fix.
 func lookupTarget(rel sqlplan.Relation, keys []sqlplan.Expr) bool {
 	scan, ok := rel.(*sqlplan.ScanRel)
-	if !ok || scan.Plan.Virtual != "" || !scan.Plan.Table.HasPrimaryKey() || incremental(scan.Plan) {
+	if !ok || scan.Plan.Virtual != "" || !scan.Plan.Table.HasPrimaryKey() || plannedOnly(scan.Plan) {
 		return false
 	}
 	_, cols := lookupKeys(scan, keys)

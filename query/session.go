@@ -217,7 +217,7 @@ func (s *Session) planScan(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPl
 	}
 	// An incremental read is a read of the log in its window, never of
 	// the live KV state a lookup reads.
-	if sp.Virtual == "" && sp.Table.HasPrimaryKey() && !incremental(sp) {
+	if sp.Virtual == "" && sp.Table.HasPrimaryKey() && !plannedOnly(sp) {
 		if key, residual, ok := sqlplan.PointLookup(sp); ok {
 			delta, err := s.delta(sp)
 			if err != nil {
@@ -328,7 +328,7 @@ func (s *Session) planSplits(ctx context.Context, sp *sqlplan.SelectPlan) (*scan
 		}
 		p, err = planner.NewIncrementalPlanner(ctx, s.Engine, *base, spec, window, opts...)
 	case sp.Virtual == sqlplan.VirtualChangelog:
-		var opts []planner.Option
+		opts := []planner.Option{planner.WithLocation(s.Location)}
 		if v := s.View; v != nil {
 			opts = append(opts, planner.WithReadView(v))
 		}
@@ -421,11 +421,17 @@ func (u *unpinOnClose) Close() error {
 	return err
 }
 
-// incremental reports whether a bound SELECT asks for a time-range
-// incremental read (its window is checked when it is planned).
-func incremental(sp *sqlplan.SelectPlan) bool {
-	_, ok := sp.Hints[planner.OptIncrementalStart]
-	return ok
+// plannedOnly reports whether a bound SELECT's hints are the planners'
+// to honour or refuse, so that no lookup of the live state may answer it
+// in their place: a time-range incremental read (its window is checked
+// when it is planned), or scan.startup.*, which only t$changelog takes.
+func plannedOnly(sp *sqlplan.SelectPlan) bool {
+	for _, k := range []string{planner.OptIncrementalStart, planner.OptScanStartupMode, planner.OptScanStartupTimestamp} {
+		if _, ok := sp.Hints[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // scanOptions merges the DSN's scan options with the query's hints; a
