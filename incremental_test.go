@@ -303,3 +303,37 @@ func TestIncrementalReadWarnsBeforeRetention(t *testing.T) {
 	require.Contains(t, logs.String(), "level=WARN")
 	require.Contains(t, logs.String(), fmt.Sprintf("Incremental read of fluss.lg starts at %d, which is earlier than the table is guaranteed to retain (table.log.ttl = 1h0m0s)", old))
 }
+
+// Inside a transaction the window is read at the transaction's view: a
+// commit after Begin is not in it, nor are the transaction's own
+// uncommitted writes.
+func TestIncrementalReadInTransaction(t *testing.T) {
+	db, _ := openDB(t)
+	mustExec(t, db, `CREATE TABLE kv (k INT, v STRING, PRIMARY KEY (k) NOT ENFORCED) WITH ('bucket.num' = '2')`)
+	mustExec(t, db, `INSERT INTO kv VALUES (1, 'a'), (2, 'a')`)
+	tx, err := db.Begin()
+	require.NoError(t, err)
+	defer tx.Rollback()
+	read := func() []string {
+		rows, err := tx.Query("SELECT " + incrementalHint(0, -1) + " k, v FROM kv")
+		require.NoError(t, err)
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var k int64
+			var v string
+			require.NoError(t, rows.Scan(&k, &v))
+			out = append(out, fmt.Sprintf("%d %s", k, v))
+		}
+		require.NoError(t, rows.Err())
+		slices.Sort(out)
+		return out
+	}
+	require.Equal(t, []string{"1 a", "2 a"}, read())
+	mustExec(t, db, `INSERT INTO kv VALUES (3, 'a'), (1, 'b')`)
+	_, err = tx.Exec(`INSERT INTO kv VALUES (4, 'tx')`)
+	require.NoError(t, err)
+	require.Equal(t, []string{"1 a", "2 a"}, read())
+	require.NoError(t, tx.Rollback())
+	require.Len(t, queryAll(t, db, "SELECT "+incrementalHint(0, -1)+" k, v FROM kv"), 3)
+}
