@@ -20,7 +20,7 @@ var ctx = context.Background()
 
 // testEngine opens an engine on a temporary directory (or in memory when
 // dir is ""), with a checked allocator that must be empty at cleanup.
-func testEngine(t *testing.T, dir string, tweak func(*Options)) (*Engine, *memory.CheckedAllocator) {
+func testEngine(t testing.TB, dir string, tweak func(*Options)) (*Engine, *memory.CheckedAllocator) {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	opts := DefaultOptions()

@@ -217,3 +217,51 @@ func TestOffsetsForTimestampAfterTruncate(t *testing.T) {
 		checkAllTimestamps(t, e, tb, 0, 800)
 	}
 }
+
+// BenchmarkOffsetsForTimestamp finds a timestamp in a bucket of 20,000
+// single-row batches over many segments: the time index reads about one
+// index interval of headers, where a scan reads them all.
+func BenchmarkOffsetsForTimestamp(b *testing.B) {
+	clock := &testClock{}
+	e, _ := testEngine(b, "", withClock(clock, func(o *Options) { o.SegmentBytes = 1 << 20 }))
+	info, err := e.CreateTable(ctx, metadata.TableDescriptor{
+		Path:   metadata.TablePath{Database: metadata.DefaultDatabase, Table: "t"},
+		Schema: metadata.Schema{Columns: ordersColumns()},
+	}, false)
+	require.NoError(b, err)
+	const n = 20000
+	for i := range n {
+		clock.ms.Store(int64(1000 + i))
+		_, err := e.Append(ctx, info.Path, [][]any{orderRow(i)})
+		require.NoError(b, err)
+	}
+	tb := metadata.TableBucket{TableID: info.TableID, PartitionID: metadata.NonPartitioned}
+	b.Run("index", func(b *testing.B) {
+		for i := range b.N {
+			ts := int64(1000 + (i*7919)%n)
+			m, err := e.OffsetsForTimestamp(ctx, []metadata.TableBucket{tb}, ts)
+			if err != nil || m[tb] != ts-1000 {
+				b.Fatalf("timestamp %d: offset %d, %v", ts, m[tb], err)
+			}
+		}
+	})
+	// What the index saves: reading the batches up to the answer, no
+	// column decoded.
+	b.Run("scan", func(b *testing.B) {
+		for i := range b.N {
+			ts := int64(1000 + (i*7919)%n)
+			r, err := e.ReadLog(ctx, tb, 0, -1, ReadOptions{Projection: []int{}})
+			require.NoError(b, err)
+			found := int64(-1)
+			for found < 0 && r.Next() {
+				if bt := r.Batch(); bt.CommitTimestamp >= ts {
+					found = bt.BaseOffset
+				}
+			}
+			require.NoError(b, r.Close())
+			if found != ts-1000 {
+				b.Fatalf("timestamp %d: offset %d", ts, found)
+			}
+		}
+	})
+}
