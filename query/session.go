@@ -68,7 +68,8 @@ type Session struct {
 	// Threads bounds the split readers of one scan.
 	Threads int
 	// Logger hears what a statement accepts but ignores (CREATE TABLE's
-	// notes); nil: nobody.
+	// notes) and what a read warns of (an incremental window older than
+	// the table's log TTL); nil: nobody.
 	Logger *slog.Logger
 	// Vars are the connection's session variables (SET, @@name, SHOW
 	// VARIABLES); the connection owns them and SET changes them in
