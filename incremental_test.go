@@ -209,6 +209,8 @@ func TestIncrementalReadErrors(t *testing.T) {
 		require.Contains(t, err.Error(), tc.err)
 		require.ErrorIs(t, err, errorKindOf(tc.err))
 	}
+	_, err := db.Query(`SELECT /*+ OPTIONS('scan.incremental.end.timestamp' = '1000') */ * FROM kv WHERE k = 1`)
+	require.ErrorContains(t, err, "is set but 'scan.incremental.start.timestamp' is missing", "a point lookup does not ignore it")
 	// An end that is blank is no end: the window runs to the latest data.
 	mustExec(t, db, `INSERT INTO lg VALUES (1)`)
 	require.Len(t, queryAll(t, db, `SELECT /*+ OPTIONS('scan.incremental.start.timestamp' = '0', 'scan.incremental.end.timestamp' = '') */ * FROM lg`), 1)

@@ -217,7 +217,7 @@ func (s *Session) planScan(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPl
 		return nil, fmt.Errorf("%s is answered from the catalog, not planned as a scan: %w", sp.Table.Path, metadata.ErrUnsupported)
 	}
 	// An incremental read is a read of the log in its window, never of
-	// the live KV state a lookup reads.
+	// the live KV state a lookup reads (plannedOnly).
 	if sp.Virtual == "" && sp.Table.HasPrimaryKey() && !plannedOnly(sp) {
 		if key, residual, ok := sqlplan.PointLookup(sp); ok {
 			delta, err := s.delta(sp)
@@ -424,10 +424,11 @@ func (u *unpinOnClose) Close() error {
 
 // plannedOnly reports whether a bound SELECT's hints are the planners'
 // to honour or refuse, so that no lookup of the live state may answer it
-// in their place: a time-range incremental read (its window is checked
-// when it is planned), or scan.startup.*, which only t$changelog takes.
+// in their place: a time-range incremental read (its window, or an end
+// without a start, is checked when it is planned), or scan.startup.*,
+// which only t$changelog takes.
 func plannedOnly(sp *sqlplan.SelectPlan) bool {
-	for _, k := range []string{planner.OptIncrementalStart, planner.OptScanStartupMode, planner.OptScanStartupTimestamp} {
+	for _, k := range []string{planner.OptIncrementalStart, planner.OptIncrementalEnd, planner.OptScanStartupMode, planner.OptScanStartupTimestamp} {
 		if _, ok := sp.Hints[k]; ok {
 			return true
 		}
