@@ -9,7 +9,7 @@ import (
 
 // readOptions are the keys of ScanSpec.Options a scan reads, in the
 // order an error lists them.
-var readOptions = []string{OptReadOptimized, OptMaxRecordsPerSplit}
+var readOptions = []string{OptReadOptimized, OptMaxRecordsPerSplit, OptScanMode, OptScanStartupMode, OptScanStartupTimestamp}
 
 // CheckOptions refuses a read option no planner reads, naming it: a
 // misspelt hint would otherwise leave the scan as if it had not been
@@ -24,7 +24,28 @@ func CheckOptions(opts map[string]string) error {
 			return fmt.Errorf("%w: unknown read option '%s'; known: %s", metadata.ErrInvalidOption, k, strings.Join(known, ", "))
 		}
 	}
+	streaming, _, err := StreamOptions(opts)
+	if err != nil {
+		return err
+	}
+	if streaming {
+		return fmt.Errorf("%w: a streaming read ('%s' = '%s') is a SELECT of one table, not part of another statement", metadata.ErrUnsupported, OptScanMode, ScanModeStreaming)
+	}
 	return nil
+}
+
+// WithoutStreamOptions returns opts without the keys StreamOptions reads:
+// what the planners of the streaming read's state are given.
+func WithoutStreamOptions(opts map[string]string) map[string]string {
+	out := make(map[string]string, len(opts))
+	for k, v := range opts {
+		switch k {
+		case OptScanMode, OptScanStartupMode, OptScanStartupTimestamp:
+		default:
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func isReadOption(k string) bool {
