@@ -192,3 +192,12 @@ func (r *changelogShape) build(b storage.LogBatch) (arrow.RecordBatch, error) {
 	}
 	return array.NewRecordBatch(r.schema, cols, int64(n)), nil
 }
+
+// ChangeTypeName returns the _change_type value of a change-type byte of
+// a log batch; ok is false for a byte that names none.
+func ChangeTypeName(ct byte) (name string, ok bool) {
+	if int(ct) >= len(changeTypeNames) {
+		return "", false
+	}
+	return changeTypeNames[ct], true
+}

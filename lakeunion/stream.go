@@ -177,6 +177,9 @@ func (s *Stream) Offsets() (map[metadata.TableBucket]int64, error) {
 	return s.sub.Offsets(), nil
 }
 
+// Partition names the partition of a bucket the stream reads.
+func (s *Stream) Partition(tb metadata.TableBucket) (string, bool) { return s.sub.Partition(tb) }
+
 // Wakeups counts the commits that woke the stream while it waited.
 func (s *Stream) Wakeups() int64 { return s.sub.Wakeups() }
 

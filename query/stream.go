@@ -17,7 +17,7 @@ import (
 
 // StreamRequest says where a streaming read starts.
 type StreamRequest struct {
-	Mode planner.StartupMode
+	Mode StartupMode
 	// Offsets are the next offsets to read per bucket, for
 	// StartupOffsets: those a stream of the same table handed out.
 	Offsets map[metadata.TableBucket]int64
@@ -258,3 +258,101 @@ func (s *Session) selectStream(ctx context.Context, sel *sqlplan.Select, args []
 	}
 	return newResult(ResultColumns(sp), op), nil
 }
+
+// Subscription is a Stream with its WHERE applied, for callers that want
+// each row's change type, bucket and offset with it: Next returns the
+// batch with its visible rows and the StreamMeta of the record they are
+// rows of. It is used by one goroutine at a time and must be closed.
+type Subscription struct {
+	st *Stream
+	op exec.Operator
+	// Columns are the columns the subscription reads, and Positions
+	// their places in the records of Next.
+	Columns   []Column
+	Positions []int
+}
+
+// Subscribe opens a subscription of sel, a SELECT of columns (no
+// expression) of one table or t$changelog, without OPTIONS hint.
+func (s *Session) Subscribe(ctx context.Context, sel *sqlplan.Select, args []sqlplan.Arg, req StreamRequest) (*Subscription, error) {
+	if len(sel.Hints) > 0 {
+		return nil, fmt.Errorf("%w: a subscription takes its options as arguments, not as an OPTIONS hint", metadata.ErrUnsupported)
+	}
+	sp, err := s.bindSelect(ctx, sel, args)
+	if err != nil {
+		return nil, err
+	}
+	pos := make([]int, len(sp.Output))
+	for i, o := range sp.Output {
+		ref, ok := o.Expr.(*sqlplan.ColumnRef)
+		if !ok {
+			return nil, fmt.Errorf("%w: a subscription reads columns, and %s is an expression", metadata.ErrUnsupported, o.Expr)
+		}
+		pos[i] = ref.Index
+	}
+	if sp.Limit >= 0 || sp.Offset > 0 {
+		return nil, fmt.Errorf("%w: a subscription has no LIMIT or OFFSET", metadata.ErrUnsupported)
+	}
+	st, err := s.OpenStream(ctx, sp, req)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range pos {
+		pos[i] = st.Layout[c]
+	}
+	op, err := exec.Filter(exec.Scan(st), st.Filter, st.Layout)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &Subscription{st: st, op: op, Columns: ResultColumns(sp), Positions: pos}, nil
+}
+
+// Next returns the next batch with rows the WHERE keeps, waiting for one,
+// and what its rows are. Valid until the following Next or Close.
+func (s *Subscription) Next(ctx context.Context) (Batch, lakeunion.StreamMeta, error) {
+	b, err := s.op.Next(ctx)
+	if err != nil {
+		return Batch{}, lakeunion.StreamMeta{}, err
+	}
+	return b, s.st.Meta(), nil
+}
+
+// Table is the table the subscription reads (t for t$changelog).
+func (s *Subscription) Table() *metadata.TableInfo { return s.st.Table() }
+
+// Offsets are the next log offsets per bucket: a subscription resumed at
+// them reads exactly what this one has not returned. An error while the
+// state of a `full` start is being read.
+func (s *Subscription) Offsets() (map[metadata.TableBucket]int64, error) { return s.st.Offsets() }
+
+// Partition names the partition of a bucket the subscription reads.
+func (s *Subscription) Partition(tb metadata.TableBucket) (string, bool) { return s.st.Partition(tb) }
+
+// Wakeups counts the commits that woke the subscription while it waited.
+func (s *Subscription) Wakeups() int64 { return s.st.Wakeups() }
+
+// Close ends the subscription. Idempotent.
+func (s *Subscription) Close() error { return s.op.Close() }
+
+// The words of streaming reads the driver speaks, from the packages
+// under query.
+type (
+	// StartupMode is planner.StartupMode.
+	StartupMode = planner.StartupMode
+	// StreamMeta is lakeunion.StreamMeta.
+	StreamMeta = lakeunion.StreamMeta
+)
+
+const (
+	StartupFull     = planner.StartupFull
+	StartupEarliest = planner.StartupEarliest
+	StartupLatest   = planner.StartupLatest
+	StartupOffsets  = planner.StartupOffsets
+)
+
+// ErrSnapshotPhase is lakeunion.ErrSnapshotPhase.
+var ErrSnapshotPhase = lakeunion.ErrSnapshotPhase
+
+// ChangeTypeName is lakeunion.ChangeTypeName.
+func ChangeTypeName(ct byte) (string, bool) { return lakeunion.ChangeTypeName(ct) }
