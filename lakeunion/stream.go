@@ -32,6 +32,10 @@ type StreamOptions struct {
 	// Start is the first log offset of each bucket; buckets it does not
 	// name are read from their log start (storage.SubscribeOptions).
 	Start map[metadata.TableBucket]int64
+	// StateRead, when set, runs once the snapshot splits are read (or at
+	// the first Next without any), before the stream reads the log: what
+	// pins their state can let go then.
+	StateRead func()
 }
 
 // Stream is a subscription read as a scan's output: the records have the
@@ -126,6 +130,10 @@ func (s *Stream) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		if err != nil {
 			return nil, s.fail(err)
 		}
+	}
+	if f := s.opts.StateRead; f != nil {
+		s.opts.StateRead = nil
+		f()
 	}
 	if !s.sub.Next(ctx) {
 		err := s.sub.Err()

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
 	"github.com/flusslite/fluss/exec"
 	"github.com/flusslite/fluss/lakeunion"
 	"github.com/flusslite/fluss/metadata"
@@ -43,16 +41,6 @@ type Stream struct {
 }
 
 var _ exec.Source = (*Stream)(nil)
-
-// Next returns the next record, waiting for one; the state's view and
-// snapshots are let go once it is read.
-func (s *Stream) Next(ctx context.Context) (arrow.RecordBatch, error) {
-	rec, err := s.Stream.Next(ctx)
-	if err == nil && !s.Meta().Snapshot {
-		s.unpin()
-	}
-	return rec, err
-}
 
 func (s *Stream) unpin() {
 	for _, release := range s.pins {
@@ -111,6 +99,9 @@ func (s *Session) OpenStream(ctx context.Context, sp *sqlplan.SelectPlan, req St
 	opts := lakeunion.StreamOptions{
 		Options:         lakeunion.Options{Projection: sp.Columns, Filter: pd.Pushed, Changelog: changelog, Threads: 1},
 		PartitionFilter: partFilter,
+		// The view and the KV snapshots of a full start are let go once
+		// its state is read.
+		StateRead: st.unpin,
 	}
 	mode := req.Mode
 	if mode == "" {
