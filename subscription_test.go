@@ -305,3 +305,75 @@ func TestSubscribeFullReadsTheLakeFirst(t *testing.T) {
 		require.GreaterOrEqual(t, r.offset, int64(0))
 	}
 }
+
+// TestSubscribeExactlyOnceConsumer runs the README's recipe: a consumer
+// copies a log table into another, storing its offsets in the same
+// transaction as the rows; stopped at arbitrary points and resumed from
+// what it stored, it leaves every row copied once.
+func TestSubscribeExactlyOnceConsumer(t *testing.T) {
+	db, _ := openDB(t, "default.bucket.number=3")
+	mustExec(t, db, `CREATE TABLE src (id BIGINT NOT NULL)`)
+	mustExec(t, db, `CREATE TABLE dst (id BIGINT NOT NULL)`)
+	mustExec(t, db, `CREATE TABLE consumer_offsets (name STRING NOT NULL, offsets STRING, PRIMARY KEY (name) NOT ENFORCED)`)
+	const total = 300
+	go func() {
+		for i := range total {
+			if _, err := db.Exec(`INSERT INTO src VALUES (?)`, i); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	// consume copies up to stopAfter batches, then stops as a crash would.
+	consume := func(stopAfter int) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		opts := fluss.SubscribeOptions{StartupMode: fluss.StartupEarliest}
+		var js string
+		switch err := db.QueryRowContext(ctx, `SELECT offsets FROM consumer_offsets WHERE name = 'copy'`).Scan(&js); err {
+		case nil:
+			o, err := fluss.ParseOffsets([]byte(js))
+			require.NoError(t, err)
+			opts = fluss.SubscribeOptions{Offsets: o}
+		case sql.ErrNoRows:
+		default:
+			require.NoError(t, err)
+		}
+		c := conn(t, db)
+		sub, err := fluss.Subscribe(ctx, c, "src", opts)
+		require.NoError(t, err)
+		defer sub.Close()
+		for range stopAfter {
+			require.True(t, sub.Next(), "%v", sub.Err())
+			rec := sub.RecordBatch()
+			tx, err := db.BeginTx(ctx, nil)
+			require.NoError(t, err)
+			ids := rec.Column(5).(*array.Int64)
+			for i := range ids.Len() {
+				_, err := tx.Exec(`INSERT INTO dst VALUES (?)`, ids.Value(i))
+				require.NoError(t, err)
+			}
+			off, err := sub.Offsets()
+			require.NoError(t, err)
+			b, err := json.Marshal(off)
+			require.NoError(t, err)
+			_, err = tx.Exec(`INSERT INTO consumer_offsets VALUES ('copy', ?)`, string(b))
+			require.NoError(t, err)
+			require.NoError(t, tx.Commit())
+		}
+	}
+	count := func() (n, distinct int64) {
+		require.NoError(t, db.QueryRow(`SELECT COUNT(*), COUNT(DISTINCT id) FROM dst`).Scan(&n, &distinct))
+		return n, distinct
+	}
+	for round := 0; ; round++ {
+		consume(1 + round%4)
+		if n, _ := count(); n == total {
+			break
+		}
+		require.Less(t, round, 10*total, "the consumer makes no progress")
+	}
+	n, distinct := count()
+	require.Equal(t, int64(total), n)
+	require.Equal(t, int64(total), distinct, "no row copied twice")
+}
