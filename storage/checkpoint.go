@@ -31,9 +31,10 @@ import (
 // bound that stays true across a crash: the log may have grown since, and
 // its start may have moved up to, never past, the recorded start:
 //
-//   - the recorded end only covers fsynced commits: with Sync the high
-//     watermark (a commit fsyncs before it is visible); without, what a
-//     Close fsynced;
+//   - the recorded end only covers fsynced log data: with Sync the high
+//     watermark read before the segments that redo commits wrote without
+//     an fsync are fsynced (every other commit fsyncs its segments before
+//     it is visible); without, what a Close fsynced;
 //   - DropExpired records the new log start before it removes a segment;
 //   - the file is replaced atomically (temporary file, fsync, rename,
 //     fsync of the directory) at Open, at Close, every
@@ -328,7 +329,8 @@ func (e *Engine) checkAcked() error {
 	e.ckpt.written = maps.Clone(e.ckpt.loaded)
 	// Without Sync only what an earlier Close (or checkpoint) found
 	// durable is claimed; this Close fsyncs the rest. With Sync every
-	// commit below the high watermark was fsynced before it was visible.
+	// commit below the high watermark is in a log fsynced since (Open
+	// replayed the journal and fsynced what it wrote).
 	for tb, t := range e.tablets {
 		if t.damaged == nil {
 			e.ckpt.durable[tb] = min(t.hw.Load(), e.ckpt.loaded[tb].end)
@@ -464,8 +466,20 @@ func (e *Engine) writeAcked() error {
 	e.tabletsMu.Lock()
 	tablets := slices.Collect(maps.Values(e.tablets))
 	e.tabletsMu.Unlock()
+	// The high watermarks first, then the fsync of what redo commits
+	// wrote without one: every commit below a watermark read here
+	// handed its segments to the journal before it moved the watermark.
+	hws := make([]int64, len(tablets))
+	for i, t := range tablets {
+		hws[i] = t.hw.Load()
+	}
+	if e.journal != nil {
+		if err := e.journal.flushDeferred(); err != nil {
+			return err
+		}
+	}
 	entries := make(map[metadata.TableBucket]ackedRange, len(tablets))
-	for _, t := range tablets {
+	for i, t := range tablets {
 		tb := t.tb
 		if t.damaged != nil {
 			if r, ok := e.ckpt.damaged[tb]; ok {
@@ -473,7 +487,7 @@ func (e *Engine) writeAcked() error {
 			}
 			continue
 		}
-		r := ackedRange{start: t.logStart.Load(), end: t.hw.Load()}
+		r := ackedRange{start: t.logStart.Load(), end: hws[i]}
 		if f, ok := e.ckpt.floors[tb]; ok {
 			r.start = max(r.start, f)
 		}
@@ -536,7 +550,8 @@ func writeFileAtomic(fsys FS, dir, name, tmpName string, data []byte, syncDir bo
 }
 
 // closeAcked writes the checkpoint at Close, with every log made durable
-// first when commits were not fsynced. An engine that failed a write
+// first (when commits were not fsynced, or redo commits deferred their
+// fsyncs), and empties the commit journal. An engine that failed a write
 // keeps the previous checkpoint: its logs' state on disk is unknown,
 // and every bound the old file holds is still true.
 func (e *Engine) closeAcked() error {
@@ -562,7 +577,15 @@ func (e *Engine) closeAcked() error {
 			e.ckpt.mu.Unlock()
 		}
 	}
-	return e.writeAcked()
+	if err := e.writeAcked(); err != nil {
+		return err
+	}
+	if e.journal == nil {
+		return nil
+	}
+	// Every log is durable now: the next Open has nothing to settle or
+	// replay.
+	return e.journal.empty()
 }
 
 // noteCommit counts a commit and writes the checkpoint every

@@ -577,12 +577,15 @@ func (e *Engine) checkCommitUnique(t *tableEntry, buckets []*commitBucket) error
 // Options.TestingCrashCommit.
 var errTestingCrash = errors.New("testing: the commit was stopped as if the process had died (Options.TestingCrashCommit); reopen the engine")
 
-// applyLocked makes the commit's batches durable and visible: the intent
-// (when more than one batch), every batch and their fsync (the commit
-// point), the KV store, the done record, and only then the high
-// watermarks. The caller holds every bucket's lock.
+// applyLocked makes the commit's batches durable and visible. A small
+// commit with Sync: its redo record and the journal's fsync (the commit
+// point), every batch, the KV store, and only then the high watermarks.
+// Otherwise: the intent (when more than one batch), every batch and
+// their fsync (the commit point), the KV store, the done record, and the
+// high watermarks. The caller holds every bucket's lock.
 func (e *Engine) applyLocked(label string, writes []*commitBucket, total int) error {
 	bws := make([]*bucketWrite, len(writes))
+	size := 0
 	for i, w := range writes {
 		bws[i] = &w.bucketWrite
 		if w.t.damaged != nil {
@@ -590,36 +593,62 @@ func (e *Engine) applyLocked(label string, writes []*commitBucket, total int) er
 			// offsets.
 			return fmt.Errorf("commit to %s: %w", label, w.t.damaged)
 		}
+		if w.t.mu.closed {
+			return fmt.Errorf("log of %s: %w", w.tb, metadata.ErrClosed)
+		}
+		for _, b := range w.batches {
+			size += len(b)
+		}
 	}
+	now := time.Now().UnixMilli()
+	redo := e.opts.Sync && e.journal != nil && size <= journalRedoBytes
 	var id uint64
-	journaled := total > 1
+	journaled := redo || total > 1
 	if journaled {
 		entries := make([]journalEntry, len(writes))
 		for i, w := range writes {
-			if w.t.mu.closed {
-				return fmt.Errorf("log of %s: %w", w.tb, metadata.ErrClosed)
-			}
 			entries[i] = journalEntry{tb: w.tb, start: w.t.mu.leo, end: w.t.mu.leo}
 			for _, b := range w.batches {
 				h, err := logformat.ParseHeader(b)
 				if err != nil {
 					return err
 				}
+				if redo {
+					// The record holds the batches as the log will.
+					logformat.SetBaseOffset(b, entries[i].end)
+					logformat.SetCommitTimestamp(b, now)
+				}
 				entries[i].end += int64(h.LastOffsetDelta) + 1
+			}
+			if redo {
+				entries[i].batches = w.batches
 			}
 		}
 		var jerr *journalError
-		if id, jerr = e.journal.begin(entries); jerr != nil {
+		if redo {
+			if e.opts.TestingCrashCommit != nil && e.opts.TestingCrashCommit(0, false) {
+				e.fail(label, errTestingCrash)
+				return errTestingCrash
+			}
+			id, jerr = e.journal.beginRedo(entries)
+		} else {
+			id, jerr = e.journal.begin(entries)
+		}
+		if jerr != nil {
 			if jerr.hard {
-				// The intent may be on disk, naming offsets later commits
-				// would reuse: no more writes until a reopen settles it.
+				// The record may be on disk, naming offsets later
+				// commits would reuse: no more writes until a reopen
+				// settles it.
 				e.fail(label, jerr)
 			}
 			return fmt.Errorf("commit to %s: %w", label, jerr)
 		}
 	}
-	crash := func(batches int, recorded bool) bool {
-		if e.opts.TestingCrashCommit == nil || !e.opts.TestingCrashCommit(batches, recorded) {
+	// crash asks Options.TestingCrashCommit before batch k (after the
+	// last, k is the batch count); past the commit point (recorded) once
+	// the redo record or every batch is durable.
+	crash := func(k int, recorded bool) bool {
+		if e.opts.TestingCrashCommit == nil || !e.opts.TestingCrashCommit(k, recorded) {
 			return false
 		}
 		if journaled {
@@ -629,6 +658,8 @@ func (e *Engine) applyLocked(label string, writes []*commitBucket, total int) er
 		return true
 	}
 
+	written := map[*segment]bool{}
+	rolled := map[*logTablet]bool{}
 	// abort undoes the commit; the engine turns read-only when the state
 	// on disk is unknown (hard) or the undo fails.
 	abort := func(cause error, hard bool) error {
@@ -638,13 +669,19 @@ func (e *Engine) applyLocked(label string, writes []*commitBucket, total int) er
 				errs = append(errs, w.t.rollbackLocked(w.mark))
 			}
 		}
+		if redo && !hard && len(errs) == 0 {
+			// The abort record keeps a reopen from replaying the
+			// commit: the logs must not keep any of it either.
+			errs = append(errs, e.syncRolledBack(bws, rolled))
+		}
 		rerr := errors.Join(errs...)
 		if journaled {
 			if hard || rerr != nil {
 				e.journal.abandon(cause)
 			} else if jerr := e.journal.abort(id); jerr != nil {
-				// The intent stays open: a reopen cuts the logs back to
-				// where they are now, which later writes must not pass.
+				// The record stays open: a reopen settles it by the
+				// logs (or replays it), which later writes must not
+				// pass.
 				e.journal.abandon(jerr)
 				rerr = jerr
 			}
@@ -655,9 +692,6 @@ func (e *Engine) applyLocked(label string, writes []*commitBucket, total int) er
 		return fmt.Errorf("commit to %s: %w", label, cause)
 	}
 
-	now := time.Now().UnixMilli()
-	written := map[*segment]bool{}
-	rolled := map[*logTablet]bool{}
 	k := 0
 	for _, w := range bws {
 		if w.t.mu.closed {
@@ -665,10 +699,12 @@ func (e *Engine) applyLocked(label string, writes []*commitBucket, total int) er
 		}
 		w.mark, w.marked = w.t.markLocked(), true
 		for _, b := range w.batches {
-			if crash(k, false) {
+			if crash(k, redo) {
 				return errTestingCrash
 			}
-			logformat.SetCommitTimestamp(b, now)
+			if !redo {
+				logformat.SetCommitTimestamp(b, now)
+			}
 			seg, err := w.t.appendLocked(b)
 			if err != nil {
 				return abort(err, false)
@@ -680,7 +716,7 @@ func (e *Engine) applyLocked(label string, writes []*commitBucket, total int) er
 			}
 		}
 	}
-	if e.opts.Sync {
+	if e.opts.Sync && !redo {
 		if err := e.syncAll(written, rolled); err != nil {
 			// A failed fsync may have dropped pages it had reported
 			// written: durability is unknown.
@@ -692,6 +728,14 @@ func (e *Engine) applyLocked(label string, writes []*commitBucket, total int) er
 		return errTestingCrash
 	}
 	if err := e.applyKvLocked(writes); err != nil {
+		if redo {
+			// Rolled back durably with an abort record, the commit is
+			// gone for good; failing that, a reopen replays it. The KV
+			// store failed: no more writes either way.
+			_ = abort(err, false)
+			e.fail(label, err)
+			return fmt.Errorf("commit to %s: KV store: %w", label, err)
+		}
 		// The logs hold the commit durably; rolled back, it could still
 		// come back after a crash, so no more writes. Its intent stays
 		// open, without a done record: Open would take a done record's
@@ -711,7 +755,12 @@ func (e *Engine) applyLocked(label string, writes []*commitBucket, total int) er
 		e.fail(label, cause)
 		return fmt.Errorf("commit to %s: KV store: %w", label, err)
 	}
-	if journaled {
+	switch {
+	case redo:
+		// Before the high watermarks move: a checkpoint that reads
+		// them fsyncs these segments first.
+		e.journal.finish(written, rolled)
+	case journaled:
 		if jerr := e.journal.done(id); jerr != nil && jerr.hard {
 			// The commit stands, but the journal's tail is unknown.
 			e.fail(label, jerr)
@@ -725,6 +774,27 @@ func (e *Engine) applyLocked(label string, writes []*commitBucket, total int) er
 	}
 	e.notifyCommitted(bws)
 	return nil
+}
+
+// syncRolledBack fsyncs the logs a commit rolled back: the segment each
+// now ends in, and the directories it had added a segment to.
+func (e *Engine) syncRolledBack(bws []*bucketWrite, rolled map[*logTablet]bool) error {
+	var errs []error
+	for _, w := range bws {
+		if !w.marked || w.t.mu.closed {
+			continue
+		}
+		seg := w.t.mu.segments[len(w.t.mu.segments)-1]
+		if err := seg.f.Sync(); err != nil {
+			errs = append(errs, fmt.Errorf("sync %s: %w", seg.rel, err))
+		}
+		if rolled[w.t] {
+			if err := e.fs.SyncDir(w.t.dir); err != nil {
+				errs = append(errs, fmt.Errorf("sync %s: %w", w.t.rel, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // applyKvLocked writes the final rows and flushed offsets of every
@@ -811,21 +881,53 @@ func (e *Engine) syncAll(segs map[*segment]bool, dirs map[*logTablet]bool) error
 	return errors.Join(errs...)
 }
 
-// recoverCommits settles the commits the journal holds an intent of
-// without a done or abort record: when every listed bucket's log reaches
-// the intent's end offset the commit passed its commit point and stands;
-// otherwise each listed bucket's log is cut back to where the commit
-// started. Runs on Open, after the tablets are recovered (torn tails cut)
-// and before the KV state is replayed from them.
+// recoverCommits settles the commits the journal holds a record of
+// without a done or abort record, in the order they were written. An
+// intent: when every listed bucket's log reaches its end offset the
+// commit passed its commit point and stands; otherwise each listed
+// bucket's log is cut back to where the commit started. A redo record
+// stands: each bucket's log is given whatever of its batches it lacks.
+// Runs on Open, after the tablets are recovered (torn tails cut) and
+// before the KV state is replayed from them; what it changes is fsynced
+// before the journal is emptied.
 func (e *Engine) recoverCommits() error {
 	j, open, err := openJournal(e.fs, e.root, e.opts.Sync)
 	if err != nil {
 		return err
 	}
 	e.journal = j
-	for _, id := range slices.Sorted(maps.Keys(open)) {
+	ids := slices.Sorted(maps.Keys(open))
+	// reach[tb] is, per redo record of tb in offset order, the end of the
+	// run of redo records that follow on from it without a gap: the
+	// offsets the journal can give back from there.
+	reach := map[metadata.TableBucket][]journalEntry{}
+	for _, id := range ids {
+		if rec := open[id]; rec.redo {
+			for _, en := range rec.entries {
+				reach[en.tb] = append(reach[en.tb], en)
+			}
+		}
+	}
+	runEnd := func(tb metadata.TableBucket, start int64) int64 {
+		end := start
+		for _, en := range reach[tb] {
+			if en.start == end {
+				end = en.end
+			}
+		}
+		return end
+	}
+	replayed := map[*logTablet]int64{}
+	for _, id := range ids {
+		rec := open[id]
+		if rec.redo {
+			if err := e.replayRedo(id, rec.entries, runEnd, replayed); err != nil {
+				return err
+			}
+			continue
+		}
 		complete := true
-		for _, en := range open[id] {
+		for _, en := range rec.entries {
 			// A bucket without a tablet was dropped since.
 			if t := e.tablets[en.tb]; t != nil && t.hw.Load() < en.end {
 				complete = false
@@ -834,7 +936,7 @@ func (e *Engine) recoverCommits() error {
 		if complete {
 			continue
 		}
-		for _, en := range open[id] {
+		for _, en := range rec.entries {
 			t := e.tablets[en.tb]
 			if t == nil || t.hw.Load() <= en.start {
 				continue
@@ -845,5 +947,74 @@ func (e *Engine) recoverCommits() error {
 			}
 		}
 	}
+	for t, from := range replayed {
+		if err := t.syncFrom(from); err != nil {
+			return fmt.Errorf("replay commits into %s: %w", t.tb, err)
+		}
+		if err := e.fs.SyncDir(t.dir); err != nil {
+			return fmt.Errorf("replay commits into %s: %w", t.tb, err)
+		}
+	}
 	return j.reset()
+}
+
+// replayRedo gives each bucket of redo record id the batches its log
+// lacks. A log that ends at the record's start gets them appended; one
+// that holds other bytes there (pages never fsynced, torn or garbled) is
+// cut back to the first batch that differs, when the journal can give
+// back everything the log holds past it (runEnd), and gets the rest. A
+// bucket whose log ends before the record's start lost data the journal
+// does not hold, and one whose differing tail the journal cannot give
+// back holds damage: both are left for the acknowledged-offsets check to
+// report, and the record is not replayed into them.
+func (e *Engine) replayRedo(id uint64, entries []journalEntry, runEnd func(metadata.TableBucket, int64) int64, replayed map[*logTablet]int64) error {
+	for _, en := range entries {
+		t := e.tablets[en.tb]
+		if t == nil {
+			continue // dropped since
+		}
+		leo := t.hw.Load()
+		if leo < en.start {
+			e.opts.Logger.Error("cannot replay a commit: the log ends before it", "bucket", en.tb.String(), "log_end", leo, "commit_start", en.start, "commit", id)
+			continue
+		}
+		off, i := en.start, 0
+		// Batches expiry removed since were fsynced first (expiry
+		// writes the checkpoint): nothing to give back.
+		for start := t.logStart.Load(); i < len(en.batches) && off < start; i++ {
+			h, _ := logformat.ParseHeader(en.batches[i])
+			off = h.NextOffset()
+		}
+		for ; i < len(en.batches) && off < leo; i++ {
+			same, err := t.holdsBatch(off, en.batches[i])
+			if err != nil {
+				return fmt.Errorf("replay commit %d into %s: %w", id, en.tb, err)
+			}
+			if !same {
+				break
+			}
+			h, _ := logformat.ParseHeader(en.batches[i])
+			off = h.NextOffset()
+		}
+		if i == len(en.batches) {
+			continue // all there
+		}
+		if off < leo {
+			if end := runEnd(en.tb, en.start); leo > end {
+				e.opts.Logger.Error("cannot replay a commit: the log holds other data at its offsets", "bucket", en.tb.String(), "offset", off, "log_end", leo, "commit", id)
+				continue
+			}
+			if err := t.truncateTo(off); err != nil {
+				return fmt.Errorf("replay commit %d into %s: %w", id, en.tb, err)
+			}
+		}
+		e.opts.Logger.Info("replaying a commit from the journal", "bucket", en.tb.String(), "from", off, "to", en.end, "commit", id)
+		if err := t.replay(en.batches[i:]); err != nil {
+			return fmt.Errorf("replay commit %d into %s: %w", id, en.tb, err)
+		}
+		if from, ok := replayed[t]; !ok || off < from {
+			replayed[t] = off
+		}
+	}
+	return nil
 }

@@ -226,7 +226,9 @@ func TestCommitRefusesBeforeWriting(t *testing.T) {
 // batches, and after its commit point: all batches written and fsynced)
 // and reopens: before the commit point nothing of it survives, after it
 // everything does.
-func TestCommitCrashPoints(t *testing.T) {
+func TestCommitCrashPoints(t *testing.T) { bothCommitPaths(t, testCommitCrashPoints) }
+
+func testCommitCrashPoints(t *testing.T) {
 	run := func(t *testing.T, stop func(batches int, recorded bool) bool) (none, after []string, stopped bool) {
 		// A file system that outlives the engine, as a disk does; the
 		// journal file is checked through it.
@@ -309,7 +311,9 @@ func TestCommitCrashPoints(t *testing.T) {
 // what was committed before stays; the engine keeps working or refuses
 // writes with ErrReadOnly; and after a reopen the state holds exactly all
 // or none of the commit.
-func TestCommitFaultMatrix(t *testing.T) {
+func TestCommitFaultMatrix(t *testing.T) { bothCommitPaths(t, testCommitFaultMatrix) }
+
+func testCommitFaultMatrix(t *testing.T) {
 	open := func(t *testing.T, fsys FS) *Engine {
 		opts := DefaultOptions()
 		opts.FS, opts.Dir = fsys, "db"
@@ -500,6 +504,7 @@ func TestCommitJournalIsKeptSmall(t *testing.T) {
 }
 
 func TestCommitJournalDamage(t *testing.T) {
+	withoutRedo(t)
 	dir := t.TempDir()
 	crashed := func() {
 		e, _ := testEngine(t, dir, func(o *Options) {
@@ -547,7 +552,9 @@ func TestCommitJournalDamage(t *testing.T) {
 // disk would keep (only what was fsynced, only names whose directory was
 // fsynced). Every acknowledged commit is there, and the commit under test
 // is all there or not at all.
-func TestCommitSurvivesPowerLoss(t *testing.T) {
+func TestCommitSurvivesPowerLoss(t *testing.T) { bothCommitPaths(t, testCommitSurvivesPowerLoss) }
+
+func testCommitSurvivesPowerLoss(t *testing.T) {
 	open := func(t *testing.T, fsys FS, tweak func(*Options)) *Engine {
 		opts := DefaultOptions()
 		opts.FS, opts.Dir = fsys, "db"
@@ -614,26 +621,44 @@ func TestCommitSurvivesPowerLoss(t *testing.T) {
 			if err == nil {
 				require.Equal(t, all, afterPowerLoss(t, fsys))
 				require.NoError(t, e.Close())
-				require.Greater(t, k, 4)
+				if journalRedoBytes < 0 {
+					require.Greater(t, k, 4)
+				} else {
+					require.Equal(t, 1, k, "a redo commit's commit point is its journal record")
+				}
 				break
 			}
 			require.ErrorIs(t, err, errTestingCrash)
 			require.Equal(t, none, afterPowerLoss(t, fsys), "stopped before batch %d", k)
 			require.NoError(t, e.Close())
 		}
-		fsys := NewCrashMemFS()
-		var armed atomic.Bool
-		e := open(t, fsys, func(o *Options) {
-			o.TestingCrashCommit = func(_ int, recorded bool) bool { return armed.Load() && recorded }
-		})
-		defer e.Close()
-		createCommitTables(t, e)
-		_, err := e.Commit(ctx, baselineCommit())
-		require.NoError(t, err)
-		armed.Store(true)
-		_, err = e.Commit(ctx, targetCommit())
-		require.ErrorIs(t, err, errTestingCrash)
-		require.Equal(t, all, afterPowerLoss(t, fsys), "stopped after the commit point")
+		// Past the commit point: a redo commit is asked before each of
+		// its batches (none of them fsynced) and after the last; an
+		// intent's commit once, after every batch is fsynced.
+		stops := 0
+		for k := 0; k < 64; k++ {
+			fsys := NewCrashMemFS()
+			var armed atomic.Bool
+			e := open(t, fsys, func(o *Options) {
+				o.TestingCrashCommit = func(batches int, recorded bool) bool { return armed.Load() && recorded && batches == k }
+			})
+			createCommitTables(t, e)
+			_, err := e.Commit(ctx, baselineCommit())
+			require.NoError(t, err)
+			armed.Store(true)
+			_, err = e.Commit(ctx, targetCommit())
+			if err != nil {
+				stops++
+				require.ErrorIs(t, err, errTestingCrash)
+				require.Equal(t, all, afterPowerLoss(t, fsys), "stopped after the commit point, before batch %d", k)
+			}
+			require.NoError(t, e.Close())
+		}
+		if journalRedoBytes < 0 {
+			require.Equal(t, 1, stops)
+		} else {
+			require.Greater(t, stops, 4)
+		}
 	})
 
 	t.Run("faults", func(t *testing.T) {

@@ -63,23 +63,40 @@
 // is in every bucket it wrote or in none (with Sync; without it, as far
 // as the operating system kept the order of the writes).
 //
-// A commit of one batch is atomic by itself (below: a batch is whole or a
-// torn tail). A commit of several batches goes through the commit journal,
-// <dir>/commits.log (its format is in commit_journal.go): before its first
-// batch, an intent record lists every bucket it writes and the offsets its
-// batches will take there, [start, end), and is fsynced; then the batches
+// With Sync, a small commit (at most 64 KiB of batches, which covers
+// every statement and transaction short of bulk loads) goes into the
+// commit journal, <dir>/commits.log (its format is in
+// commit_journal.go), whole: a redo record lists every bucket it writes,
+// the offsets its batches take there, [start, end), and the batches
+// themselves. The journal's fsync is the commit point; the batches are
+// then written to the logs without an fsync of their own, so such a
+// commit costs one fsync however many buckets it writes, and commits of
+// different buckets running at the same time share it. The segments so
+// written are fsynced later, together: before the journal is emptied
+// (when it has grown past 1 MiB and no commit is in flight), before the
+// acknowledged-offsets checkpoint records their offsets, and at Close,
+// which empties the journal. Open replays each redo record into the logs
+// that lack its batches (a log ending at its start gets them; one holding
+// a torn or garbled tail there is cut back to the first batch that
+// differs, when the journal covers everything after it).
+//
+// A larger commit of one batch is atomic by itself (below: a batch is
+// whole or a torn tail). A larger commit of several batches, or any
+// commit of several without Sync, takes the journal's other way: before
+// its first batch, an intent record lists every bucket it writes and the
+// offsets its batches will take there, and is fsynced; then the batches
 // are written and fsynced (in parallel). That is the commit point: from
 // then on every listed log reaches its end offset. A done record follows
 // (not fsynced: it only spares Open some work); a commit that fails and
 // rolls back writes a durable abort record instead before it lets go of
-// its buckets, or, when it cannot, turns the engine read-only. Open
-// settles every intent without a done or abort record: when every listed
-// log reaches the end offset the commit stands, otherwise each listed log
-// is cut back to the start offset (those offsets can hold nothing else:
-// the commit held the buckets' locks), before the KV state is replayed.
-// It then empties the journal, as commits do whenever it has grown past
-// 1 MiB and none is in flight. So a commit of several batches costs two
-// rounds of fsync: the intent, then the batches.
+// its buckets (a redo commit first fsyncs its rolled-back logs), or, when
+// it cannot, turns the engine read-only. Open settles every intent
+// without a done or abort record: when every listed log reaches the end
+// offset the commit stands, otherwise each listed log is cut back to the
+// start offset (those offsets can hold nothing else: the commit held the
+// buckets' locks), before the KV state is replayed. It then empties the
+// journal. So a large commit of several batches costs two rounds of
+// fsync: the intent, then the batches.
 //
 // Open recovers every tablet by scanning every batch of every segment
 // (header, length and CRC-32C):

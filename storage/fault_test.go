@@ -51,8 +51,37 @@ func (f *faultFile) Sync() error {
 	return f.File.Sync()
 }
 
+// withoutRedo makes every commit of the test take the way of an intent
+// (commit_journal.go), as large commits do.
+func withoutRedo(t *testing.T) {
+	old := journalRedoBytes
+	journalRedoBytes = -1
+	t.Cleanup(func() { journalRedoBytes = old })
+}
+
+// bothCommitPaths runs f with small commits going into the journal
+// whole (the default) and with every commit taking the intent's way.
+func bothCommitPaths(t *testing.T, f func(t *testing.T)) {
+	t.Run("redo", f)
+	t.Run("intent", func(t *testing.T) {
+		withoutRedo(t)
+		f(t)
+	})
+}
+
 func TestFailedWriteRollsBackEveryBucket(t *testing.T) {
-	ffs := &faultFS{FS: NewMemFS(), match: filepath.Join("b2", "")}
+	bothCommitPaths(t, testFailedWriteRollsBackEveryBucket)
+}
+
+func testFailedWriteRollsBackEveryBucket(t *testing.T) {
+	redo := journalRedoBytes >= 0
+	// The fsync a small commit waits for is the journal's; a large one's
+	// are its segments'.
+	syncs := &faultFS{FS: NewMemFS(), match: journalFile}
+	ffs := &faultFS{FS: syncs, match: filepath.Join("b2", "")}
+	if !redo {
+		syncs = ffs
+	}
 	e, _ := testEngine(t, "", func(o *Options) { o.FS = ffs })
 	info := createTable(t, e, "orders", ordersColumns(), nil, map[string]string{metadata.OptBucketNum: "3"})
 	var rows [][]any
@@ -81,10 +110,10 @@ func TestFailedWriteRollsBackEveryBucket(t *testing.T) {
 
 	// A failed fsync leaves durability unknown: the engine turns
 	// read-only rather than risk acknowledging lost data.
-	ffs.failSync.Store(true)
+	syncs.failSync.Store(true)
 	_, err = e.Append(ctx, info.Path, rows)
 	require.ErrorIs(t, err, errInjected)
-	ffs.failSync.Store(false)
+	syncs.failSync.Store(false)
 	_, err = e.Append(ctx, info.Path, rows)
 	require.ErrorIs(t, err, metadata.ErrReadOnly)
 	for b := range int32(3) {

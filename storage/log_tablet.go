@@ -45,6 +45,9 @@ type segment struct {
 	// the segment; reads of offsets below next that its whole batches do
 	// not hold fail with it.
 	damage string
+	// damagePos is the byte position damage names: a cut below it (the
+	// journal replaying a commit over a tail never fsynced) removes it.
+	damagePos int64
 	// maxTimestamp is the newest commit timestamp (ms) of its batches;
 	// TTL expiry compares it. A roll back may leave it too new, which
 	// only delays expiry.
@@ -211,7 +214,7 @@ func recoverTablet(fsys FS, opts *Options, root string, tb metadata.TableBucket,
 				// Offsets [prev.next, base) are lost to damage (or a
 				// missing file); reads of them report it.
 				if prev.damage == "" {
-					prev.damage = fmt.Sprintf("offsets %d to %d are missing", prev.next, base-1)
+					prev.damage, prev.damagePos = fmt.Sprintf("offsets %d to %d are missing", prev.next, base-1), prev.size
 				}
 				t.logger.Error("log offsets unreadable", "segment", prev.rel, "from", prev.next, "to", base)
 				prev.next = base
@@ -293,7 +296,7 @@ func (t *logTablet) recoverSegment(seg *segment, last bool) error {
 	damage := func(at int64, why string) {
 		t.logger.Error("corrupt log batch", "segment", seg.rel, "position", at, "err", why)
 		if seg.damage == "" {
-			seg.damage = fmt.Sprintf("byte %d: %s", at, why)
+			seg.damage, seg.damagePos = fmt.Sprintf("byte %d: %s", at, why), at
 		}
 	}
 	for pos < fileSize {
@@ -398,7 +401,7 @@ func (t *logTablet) recoverSegment(seg *segment, last bool) error {
 		pos += size
 	}
 	if expected < 0 && seg.damage == "" {
-		seg.damage = "damaged last batch"
+		seg.damage, seg.damagePos = "damaged last batch", pos
 	}
 	seg.size = pos
 	seg.index = index
@@ -675,6 +678,9 @@ func (t *logTablet) truncateTo(off int64) error {
 		}
 	}
 	seg.size, seg.next = pos, off
+	if seg.damage != "" && seg.damagePos >= pos {
+		seg.damage = ""
+	}
 	seg.index = seg.index[:idx]
 	seg.sinceIdx = pos
 	if idx > 0 {
@@ -684,6 +690,49 @@ func (t *logTablet) truncateTo(off int64) error {
 	t.mu.leo = off
 	t.hw.Store(off)
 	return errors.Join(errs...)
+}
+
+// holdsBatch reports whether the log holds batch b, byte for byte, at
+// offset off. Bytes that are not a batch there (damage, or a tail never
+// fsynced) are not b.
+func (t *logTablet) holdsBatch(off int64, b []byte) (bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var seg *segment
+	for _, s := range t.mu.segments {
+		if s.base <= off && off < s.next {
+			seg = s
+		}
+	}
+	if seg == nil {
+		return false, nil
+	}
+	pos, _, err := t.batchPosition(seg, off)
+	if errors.Is(err, metadata.ErrCorrupt) {
+		return false, nil
+	}
+	if err != nil || pos+int64(len(b)) > seg.size {
+		return false, err
+	}
+	got := make([]byte, len(b))
+	if _, err := seg.f.ReadAt(got, pos); err != nil {
+		return false, fmt.Errorf("read segment %s at byte %d: %w", seg.rel, pos, err)
+	}
+	return bytes.Equal(got, b), nil
+}
+
+// replay appends batches the commit journal gave back at the log end
+// and makes them visible: recovery, before the log is read.
+func (t *logTablet) replay(batches [][]byte) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, b := range batches {
+		if _, err := t.appendLocked(b); err != nil {
+			return err
+		}
+	}
+	t.hw.Store(t.mu.leo)
+	return nil
 }
 
 // batchPosition finds the byte position in seg of the batch at offset off

@@ -43,13 +43,17 @@ type Options struct {
 	// it replays the log and restores the state.
 	TestingSkipKvApply bool
 	// TestingCrashCommit is for tests: it is asked before each batch of a
-	// commit is written (batches counts those already written, recorded
-	// false) and once after the commit point (every batch written and
-	// fsynced; recorded true). Returning true stops the commit there as
-	// if the process had died: nothing is rolled back, the commit returns
-	// an error and the engine refuses further writes; reopening it
-	// recovers (none of the commit before its commit point, all of it
-	// after).
+	// commit is written (batches counts those already written) and once
+	// after the last; recorded says whether the commit point is behind.
+	// A commit that takes the journal's intent way (or none) reaches its
+	// commit point once every batch is written and fsynced, so it is
+	// asked with recorded false before each batch and true once at the
+	// end; a redo commit is asked (0, false) before its journal record,
+	// then with recorded true before each batch and after the last.
+	// Returning true stops the commit there as if the process had died:
+	// nothing is rolled back, the commit returns an error and the engine
+	// refuses further writes; reopening it recovers (none of the commit
+	// before its commit point, all of it after).
 	TestingCrashCommit func(batches int, recorded bool) bool
 	// MaxOpenSegments bounds the log segment files the engine holds open
 	// at once; the others are opened when read or written, closing the
