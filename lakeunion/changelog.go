@@ -33,51 +33,65 @@ func ChangelogColumns(table *metadata.TableInfo) []metadata.Column {
 	return append(cols, table.Schema.Columns...)
 }
 
-// changelogReader reads a log split as rows of t$changelog: every change,
-// in log order, with its change type, offset and commit time.
-type changelogReader struct {
-	refCount
-	readerState
-	lr   LogBatchReader
-	proj []int // t$changelog column indexes
-	// basePos maps a projected table column (proj[i] >= system columns)
-	// to its position in the log read.
+// changelogShape turns log batches into rows of t$changelog: the system
+// columns a projection asks for, then its table columns, each decoded
+// once however often it is asked for.
+type changelogShape struct {
+	schema *arrow.Schema
+	proj   []int // t$changelog column indexes
+	// readProj are the table columns to decode; basePos maps a projected
+	// table column (proj[i] >= system columns) to its position there.
+	readProj   []int
 	basePos    []int
 	readSchema *arrow.Schema
 	mem        memory.Allocator
 }
 
-func openChangelog(ctx context.Context, src Source, table *metadata.TableInfo, sp *planner.LogSplit, opts Options) (*changelogReader, error) {
+func newChangelogShape(table *metadata.TableInfo, proj []int, mem memory.Allocator) changelogShape {
 	cols := ChangelogColumns(table)
-	r := &changelogReader{
-		readerState: readerState{schema: metadata.ArrowSchema(projectedColumns(cols, opts.Projection))},
-		proj:        opts.Projection,
-		basePos:     make([]int, len(opts.Projection)),
-		mem:         opts.Allocator,
+	sh := changelogShape{
+		schema:  metadata.ArrowSchema(projectedColumns(cols, proj)),
+		proj:    proj,
+		basePos: make([]int, len(proj)),
+		mem:     mem,
+		// An empty (non-nil) projection decodes no column at all.
+		readProj: []int{},
 	}
-	// Decode each table column once, however often it is asked for; an
-	// empty (non-nil) projection decodes no column at all.
-	readProj := []int{}
-	for i, c := range opts.Projection {
-		r.basePos[i] = -1
+	for i, c := range proj {
+		sh.basePos[i] = -1
 		if c < planner.ChangelogSystemColumns {
 			continue
 		}
 		base := c - planner.ChangelogSystemColumns
 		pos := -1
-		for j, x := range readProj {
+		for j, x := range sh.readProj {
 			if x == base {
 				pos = j
 			}
 		}
 		if pos < 0 {
-			pos = len(readProj)
-			readProj = append(readProj, base)
+			pos = len(sh.readProj)
+			sh.readProj = append(sh.readProj, base)
 		}
-		r.basePos[i] = pos
+		sh.basePos[i] = pos
 	}
-	r.readSchema = projectedSchema(table, readProj)
-	lr, err := src.ReadLog(ctx, sp.TableBucket, sp.StartOffset, sp.StopOffset, storage.ReadOptions{Projection: readProj})
+	sh.readSchema = projectedSchema(table, sh.readProj)
+	return sh
+}
+
+// changelogReader reads a log split as rows of t$changelog: every change,
+// in log order, with its change type, offset and commit time.
+type changelogReader struct {
+	refCount
+	readerState
+	changelogShape
+	lr LogBatchReader
+}
+
+func openChangelog(ctx context.Context, src Source, table *metadata.TableInfo, sp *planner.LogSplit, opts Options) (*changelogReader, error) {
+	sh := newChangelogShape(table, opts.Projection, opts.Allocator)
+	r := &changelogReader{readerState: readerState{schema: sh.schema}, changelogShape: sh}
+	lr, err := src.ReadLog(ctx, sp.TableBucket, sp.StartOffset, sp.StopOffset, storage.ReadOptions{Projection: sh.readProj})
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +124,7 @@ func (r *changelogReader) Next() bool {
 }
 
 // build puts the system columns before the log batch's table columns.
-func (r *changelogReader) build(b storage.LogBatch) (arrow.RecordBatch, error) {
+func (r *changelogShape) build(b storage.LogBatch) (arrow.RecordBatch, error) {
 	if err := checkColumns(b.Record, r.readSchema, "log batch"); err != nil {
 		return nil, err
 	}

@@ -146,6 +146,15 @@ func (b *planBase) planLogFrom(ctx context.Context, maxRecords int64,
 	return splits, nil
 }
 
+// ChangelogBaseFilter returns a partition filter of t$changelog over t's
+// own columns, as a subscription of t reads it.
+func ChangelogBaseFilter(p predicate.P) (predicate.P, error) {
+	if p == nil {
+		return nil, nil
+	}
+	return shiftColumns(p, -ChangelogSystemColumns)
+}
+
 // shiftColumns returns p with every column index moved by delta; an index
 // that would fall below 0 (a system column) is ErrUnsupported.
 func shiftColumns(p predicate.P, delta int) (predicate.P, error) {

@@ -10,7 +10,7 @@ import (
 // readOptions are the keys of ScanSpec.Options a scan reads, in the
 // order an error lists them.
 var readOptions = []string{OptReadOptimized, OptMaxRecordsPerSplit, OptIncrementalStart, OptIncrementalEnd,
-	OptScanStartupMode, OptScanStartupTimestamp}
+	OptScanMode, OptScanStartupMode, OptScanStartupTimestamp}
 
 // checkNoStartup refuses scan.startup.* in the planners of reads that do
 // not start anywhere but where their branch says (a batch read of a table
@@ -38,7 +38,28 @@ func CheckOptions(opts map[string]string) error {
 			return fmt.Errorf("%w: unknown read option '%s'; known: %s", metadata.ErrInvalidOption, k, strings.Join(known, ", "))
 		}
 	}
+	streaming, _, err := StreamOptions(opts, nil)
+	if err != nil {
+		return err
+	}
+	if streaming {
+		return fmt.Errorf("%w: a streaming read ('%s' = '%s') is a SELECT of one table, not part of another statement", metadata.ErrUnsupported, OptScanMode, ScanModeStreaming)
+	}
 	return nil
+}
+
+// WithoutStreamOptions returns opts without the keys StreamOptions reads:
+// what the planners of the streaming read's state are given.
+func WithoutStreamOptions(opts map[string]string) map[string]string {
+	out := make(map[string]string, len(opts))
+	for k, v := range opts {
+		switch k {
+		case OptScanMode, OptScanStartupMode, OptScanStartupTimestamp:
+		default:
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func isReadOption(k string) bool {

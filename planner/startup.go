@@ -24,6 +24,9 @@ const (
 	// StartupTimestamp starts at the first offset committed at or after
 	// Startup.Timestamp.
 	StartupTimestamp StartupMode = "timestamp"
+	// StartupOffsets resumes a subscription from offsets an earlier one
+	// handed out (fluss's own mode; the Go API carries the offsets).
+	StartupOffsets StartupMode = "offsets"
 )
 
 // Startup is a startup mode with its timestamp (ms since the epoch; for

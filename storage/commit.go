@@ -771,6 +771,7 @@ func (e *Engine) applyLocked(label string, writes []*commitBucket, total int) er
 			w.kb.applied.Store(w.t.mu.leo)
 		}
 	}
+	e.notifyCommitted(bws)
 	return nil
 }
 

@@ -81,6 +81,9 @@ type Engine struct {
 	autoInc autoIncrements
 	// ckpt is the acknowledged-offsets checkpoint (checkpoint.go).
 	ckpt checkpointState
+	// watch wakes subscriptions on commits and partition changes
+	// (watch.go).
+	watch commitWatch
 }
 
 // Open opens (creating when needed) the engine of opts.Dir, or a fresh
@@ -296,6 +299,7 @@ func (e *Engine) Close() error {
 	}
 	e.mu.closed = true
 	e.closedFlag.Store(true)
+	e.watch.closeAll()
 	e.views.releaseAll()
 	err := e.closeAcked()
 	if kerr := e.closeKv(); err == nil {
@@ -360,7 +364,9 @@ func (e *Engine) commitCatalogLocked(next *catalog) error {
 	if err := next.persist(e.fs, e.root, e.opts.Sync); err != nil {
 		return err
 	}
+	prev := e.mu.cat
 	e.mu.cat = next
+	e.notifyCatalog(prev, next)
 	return nil
 }
 

@@ -1,0 +1,304 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/predicate"
+)
+
+// ErrLogRemoved is wrapped by a subscription's error when offsets it had
+// still to read were removed by retention (table.log.ttl) first: reading
+// on would skip changes silently.
+var ErrLogRemoved = errors.New("log removed by retention before it was read")
+
+// SubscribeOptions shape a subscription.
+type SubscribeOptions struct {
+	// ReadOptions are the projection and the pushed data filter, applied
+	// as by ReadLog.
+	ReadOptions
+	// PartitionFilter keeps the partitions whose values it may match (as
+	// predicate.FilterPartitions decides), also those created while
+	// subscribed; nil reads every partition. Column indexes are the
+	// table's.
+	PartitionFilter predicate.P
+	// Start is the first offset to read of each bucket. A bucket of the
+	// table it does not name is read from its log start offset: the
+	// buckets of partitions created after the caller planned its start,
+	// in particular, are read from their beginning.
+	Start map[metadata.TableBucket]int64
+}
+
+// Subscription reads the committed log of a table's buckets as it grows:
+// every batch after its start offsets, in offset order per bucket, and
+// then the batches later commits write, which wake it (it never polls).
+// A partition created while subscribed is read from its log start as soon
+// as the commit that creates it is visible; a dropped partition's buckets
+// end without an error; a dropped table ends the subscription with an
+// error wrapping metadata.ErrNotFound.
+//
+// It is a log reader without a stop offset: each bucket is read by a
+// LogReader up to the high watermark of its opening, then by the next
+// one. It starts no goroutine. It is not safe for concurrent use and must
+// be closed.
+type Subscription struct {
+	e     *Engine
+	table metadata.TableInfo
+	opts  SubscribeOptions
+	cat   *catalog // the catalog the bucket list was made from
+
+	buckets []*subBucket
+	pos     int // the bucket to look at next, round-robin
+	cur     *subBucket
+	reader  *LogReader
+	batch   SubscriptionBatch
+
+	wakeups atomic.Int64
+	err     error
+	closed  bool
+}
+
+// subBucket is the read position of one bucket.
+type subBucket struct {
+	tb        metadata.TableBucket
+	partition string
+	next      int64
+}
+
+// SubscriptionBatch is one batch a subscription delivers.
+type SubscriptionBatch struct {
+	LogBatch
+	TableBucket metadata.TableBucket
+	// Partition is the partition's name; "" for a table without
+	// partitions.
+	Partition string
+}
+
+// Subscribe opens a subscription of the table path names.
+func (e *Engine) Subscribe(ctx context.Context, path metadata.TablePath, opts SubscribeOptions) (*Subscription, error) {
+	cat, err := e.readLock()
+	if err != nil {
+		return nil, err
+	}
+	entry, err := cat.table(path)
+	if err != nil {
+		e.mu.RUnlock()
+		return nil, err
+	}
+	s := &Subscription{e: e, table: entry.Info, opts: opts}
+	err = s.refreshLocked(cat)
+	e.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// refreshLocked brings the bucket list in line with cat: buckets of new
+// matching partitions join at their start offset, those of dropped
+// partitions leave. The caller holds e.mu shared.
+func (s *Subscription) refreshLocked(cat *catalog) error {
+	if cat == s.cat {
+		return nil
+	}
+	entry := cat.byID[s.table.TableID]
+	if entry == nil {
+		return fmt.Errorf("subscription of %s: table %d was dropped: %w", s.table.Path, s.table.TableID, metadata.ErrNotFound)
+	}
+	type part struct {
+		id   int64
+		name string
+	}
+	parts := []part{{id: metadata.NonPartitioned}}
+	if entry.Info.IsPartitioned() {
+		kept, err := predicate.FilterPartitions(&entry.Info, slices.Clone(entry.Partitions), s.opts.PartitionFilter)
+		if err != nil {
+			return fmt.Errorf("subscription of %s: %w", s.table.Path, err)
+		}
+		parts = parts[:0]
+		for _, p := range kept {
+			parts = append(parts, part{id: p.ID, name: p.Name})
+		}
+	}
+	known := make(map[metadata.TableBucket]*subBucket, len(s.buckets))
+	for _, b := range s.buckets {
+		known[b.tb] = b
+	}
+	next := make([]*subBucket, 0, len(parts)*entry.Info.NumBuckets)
+	for _, p := range parts {
+		for i := range entry.Info.NumBuckets {
+			tb := metadata.TableBucket{TableID: s.table.TableID, PartitionID: p.id, Bucket: int32(i)}
+			if b := known[tb]; b != nil {
+				next = append(next, b)
+				continue
+			}
+			b := &subBucket{tb: tb, partition: p.name}
+			if off, ok := s.opts.Start[tb]; ok {
+				b.next = off
+			} else if t := s.e.tablet(tb); t != nil {
+				b.next = t.logStart.Load()
+			}
+			next = append(next, b)
+		}
+	}
+	s.buckets, s.cat = next, cat
+	if s.pos >= len(s.buckets) {
+		s.pos = 0
+	}
+	return nil
+}
+
+// refresh takes the catalog and refreshes the bucket list from it.
+func (s *Subscription) refresh() error {
+	cat, err := s.e.readLock()
+	if err != nil {
+		return err
+	}
+	defer s.e.mu.RUnlock()
+	return s.refreshLocked(cat)
+}
+
+// Next advances to the next batch, waiting for a commit when every bucket
+// has been read to its high watermark. It reports false when ctx ends
+// (Err is then ctx.Err()), on an error, or after Close.
+func (s *Subscription) Next(ctx context.Context) bool {
+	s.batch = SubscriptionBatch{}
+	for !s.closed && s.err == nil {
+		if s.reader != nil {
+			if s.reader.Next() {
+				b := s.reader.Batch()
+				s.cur.next = s.reader.next
+				s.batch = SubscriptionBatch{LogBatch: b, TableBucket: s.cur.tb, Partition: s.cur.partition}
+				return true
+			}
+			rerr := s.reader.Err()
+			if rerr == nil {
+				// Batches the filter skipped move the position too.
+				s.cur.next = s.reader.next
+			}
+			s.closeReader()
+			if rerr != nil {
+				s.err = s.readError(rerr)
+			}
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			s.err = err
+			break
+		}
+		// Taken before looking: a commit after the look closes it.
+		wake := s.e.watch.wait(s.table.TableID)
+		if err := s.refresh(); err != nil {
+			s.err = err
+			break
+		}
+		found, err := s.openNext(ctx)
+		if err != nil {
+			s.err = err
+			break
+		}
+		if found {
+			continue
+		}
+		select {
+		case <-wake:
+			s.wakeups.Add(1)
+		case <-ctx.Done():
+			s.err = ctx.Err()
+		}
+	}
+	return false
+}
+
+// openNext opens a reader over the next bucket, round-robin, that has
+// committed offsets past its position; found is false when none has.
+func (s *Subscription) openNext(ctx context.Context) (found bool, err error) {
+	for range len(s.buckets) {
+		b := s.buckets[s.pos]
+		s.pos = (s.pos + 1) % len(s.buckets)
+		t := s.e.tablet(b.tb)
+		if t == nil || t.hw.Load() <= b.next {
+			continue
+		}
+		if start := t.logStart.Load(); b.next < start {
+			return false, fmt.Errorf("%w: %s of %s: offsets %d to %d are gone", ErrLogRemoved, b.tb, s.table.Path, b.next, start-1)
+		}
+		r, err := s.e.ReadLog(ctx, b.tb, b.next, -1, s.opts.ReadOptions)
+		if err != nil {
+			// A dropped partition's bucket leaves: look again.
+			return true, s.readError(err)
+		}
+		s.cur, s.reader = b, r
+		return true, nil
+	}
+	return false, nil
+}
+
+// readError is nil when err comes from a bucket whose partition was
+// dropped (the bucket leaves the subscription); else err, named.
+func (s *Subscription) readError(err error) error {
+	if rerr := s.refresh(); rerr != nil {
+		return rerr
+	}
+	if s.cur != nil && !slices.Contains(s.buckets, s.cur) {
+		return nil
+	}
+	return fmt.Errorf("subscription of %s: %w", s.table.Path, err)
+}
+
+func (s *Subscription) closeReader() {
+	if s.reader != nil {
+		s.reader.Close()
+		s.reader = nil
+	}
+}
+
+// Batch returns the current batch; valid until the next Next or Close.
+func (s *Subscription) Batch() SubscriptionBatch { return s.batch }
+
+// Offsets returns, for every bucket the subscription reads, the next
+// offset it would deliver: a subscription started at them delivers
+// exactly the changes this one has not delivered yet.
+func (s *Subscription) Offsets() map[metadata.TableBucket]int64 {
+	out := make(map[metadata.TableBucket]int64, len(s.buckets))
+	for _, b := range s.buckets {
+		out[b.tb] = b.next
+	}
+	return out
+}
+
+// Partition returns the name of the partition of a bucket the
+// subscription reads.
+func (s *Subscription) Partition(tb metadata.TableBucket) (string, bool) {
+	for _, b := range s.buckets {
+		if b.tb == tb {
+			return b.partition, true
+		}
+	}
+	return "", false
+}
+
+// Table returns the table subscribed to.
+func (s *Subscription) Table() metadata.TableInfo { return s.table }
+
+// Wakeups counts the commits and partition changes that woke the
+// subscription while it waited. Safe for concurrent use.
+func (s *Subscription) Wakeups() int64 { return s.wakeups.Load() }
+
+// Err returns the error that ended the subscription, if any.
+func (s *Subscription) Err() error { return s.err }
+
+// Close releases the reader. Idempotent.
+func (s *Subscription) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.closeReader()
+	s.batch = SubscriptionBatch{}
+	return nil
+}

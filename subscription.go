@@ -1,0 +1,383 @@
+package fluss
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/query"
+	"github.com/flusslite/fluss/sqlplan"
+)
+
+// StartupMode is where a subscription starts (Fluss's scan.startup.mode).
+type StartupMode string
+
+const (
+	// StartupFull, the default, reads a primary-key table's current state
+	// as +I rows, then every change after it; a log table from its
+	// earliest offset (through its lake first when tiered).
+	StartupFull StartupMode = "full"
+	// StartupEarliest reads the changelog from each bucket's log start.
+	StartupEarliest StartupMode = "earliest"
+	// StartupLatest reads the changes committed after the subscription
+	// starts; with none it waits.
+	StartupLatest StartupMode = "latest"
+	// StartupTimestamp reads the changelog from the first batch of each
+	// bucket committed at or after SubscribeOptions.StartupTimestamp,
+	// found through the log's time index; a time in the future is an
+	// error.
+	StartupTimestamp StartupMode = "timestamp"
+)
+
+// SubscribeOptions say what a subscription reads and where it starts.
+type SubscribeOptions struct {
+	// Columns are the columns to read, in order; nil reads every column.
+	Columns []string
+	// Where, when set, is a condition over the table's columns, written
+	// as after WHERE, with ? placeholders bound to Args. Its conjuncts on
+	// partition keys choose the partitions read (also those created
+	// later), the others skip batches by their statistics and filter the
+	// rows, as a batch query's WHERE does.
+	Where string
+	Args  []any
+	// StartupTimestamp is where StartupTimestamp starts; it is refused
+	// with any other mode.
+	StartupTimestamp time.Time
+	// StartupMode is where to start; "" is StartupFull. It must be
+	// empty when Offsets is set.
+	StartupMode StartupMode
+	// Offsets resumes a subscription of the same table exactly after the
+	// rows it returned: what Subscription.Offsets gave, kept by the
+	// caller (as JSON, for one).
+	Offsets *Offsets
+	// Allocator backs the record batches; nil is memory.DefaultAllocator.
+	Allocator memory.Allocator
+}
+
+// Offsets are the next log offset of each bucket a subscription reads:
+// a subscription resumed at them returns every change after the rows the
+// first one returned, exactly once. They marshal to JSON as they are.
+type Offsets struct {
+	TableID int64          `json:"table_id"`
+	Buckets []BucketOffset `json:"buckets"`
+}
+
+// BucketOffset is the next offset of one bucket.
+type BucketOffset struct {
+	PartitionID int64  `json:"partition_id"`
+	Partition   string `json:"partition,omitempty"`
+	Bucket      int32  `json:"bucket"`
+	Offset      int64  `json:"offset"`
+}
+
+// ParseOffsets reads offsets marshalled as JSON.
+func ParseOffsets(data []byte) (*Offsets, error) {
+	var o Offsets
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil {
+		return nil, wrapErr(fmt.Errorf("subscription offsets: %v: %w", err, metadata.ErrInvalidValue))
+	}
+	return &o, nil
+}
+
+// Names of the columns every subscription's batches start with.
+const (
+	ColumnChangeType      = "_change_type"
+	ColumnPartition       = "_partition"
+	ColumnBucket          = "_bucket"
+	ColumnLogOffset       = "_log_offset"
+	ColumnCommitTimestamp = "_commit_timestamp"
+)
+
+// subscriptionColumns are the columns before the table's: the change
+// type (+A, +I, -U, +U, -D), the partition (NULL for a table without
+// partitions), the bucket, and the log offset and commit time (NULL for
+// the state a full start reads).
+func subscriptionColumns() []metadata.Column {
+	return []metadata.Column{
+		{Name: ColumnChangeType, Type: metadata.StringType(), NotNull: true},
+		{Name: ColumnPartition, Type: metadata.StringType()},
+		{Name: ColumnBucket, Type: metadata.IntType(), NotNull: true},
+		{Name: ColumnLogOffset, Type: metadata.BigIntType()},
+		{Name: ColumnCommitTimestamp, Type: metadata.TimestampLTZType(3)},
+	}
+}
+
+// Subscription is a streaming read of a table: Arrow record batches of
+// every change committed to it after its start, waiting for commits (it
+// never polls). Each batch holds the rows of one bucket, in offset order;
+// its columns are _change_type, _partition, _bucket, _log_offset and
+// _commit_timestamp, then the columns asked for.
+//
+// Ownership: the caller must Close it. Each batch from RecordBatch is
+// valid until the following Next or Close; Retain it to keep it longer.
+// A subscription is not safe for concurrent use; it reads through the
+// engine, not through the connection it was opened on.
+type Subscription struct {
+	ctx     context.Context
+	sub     *query.Subscription
+	schema  *arrow.Schema
+	cols    []query.Column
+	mem     memory.Allocator
+	logRows bool // a log table: its state rows are +A
+	cur     arrow.RecordBatch
+	err     error
+	closed  bool
+}
+
+// Subscribe opens a subscription of table (qualified or in conn's current
+// database; t$changelog reads the changelog as its columns too) on
+// conn's engine. Cancelling ctx ends it: Next then returns false and Err
+// returns ctx.Err().
+func Subscribe(ctx context.Context, conn *sql.Conn, table string, opts SubscribeOptions) (*Subscription, error) {
+	mem := opts.Allocator
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	req := query.StreamRequest{Mode: query.StartupMode(opts.StartupMode)}
+	switch opts.StartupMode {
+	case "", StartupFull, StartupEarliest, StartupLatest:
+		if !opts.StartupTimestamp.IsZero() {
+			return nil, wrapErr(fmt.Errorf("%w: StartupTimestamp is set but the startup mode is %q, not %q", metadata.ErrInvalidOption, opts.StartupMode, StartupTimestamp))
+		}
+	case StartupTimestamp:
+		if opts.StartupTimestamp.IsZero() {
+			return nil, wrapErr(fmt.Errorf("%w: startup mode %q needs StartupTimestamp", metadata.ErrInvalidOption, StartupTimestamp))
+		}
+		req.Timestamp = opts.StartupTimestamp.UnixMilli()
+	default:
+		return nil, wrapErr(fmt.Errorf("%w: startup mode %q; use %q, %q, %q or %q, or Offsets to resume", metadata.ErrInvalidOption, opts.StartupMode, StartupFull, StartupEarliest, StartupLatest, StartupTimestamp))
+	}
+	if opts.Offsets != nil {
+		if opts.StartupMode != "" {
+			return nil, wrapErr(fmt.Errorf("%w: a subscription resumed from offsets has no startup mode, and %q is set", metadata.ErrInvalidOption, opts.StartupMode))
+		}
+		req.Mode = query.StartupOffsets
+		req.Offsets = map[metadata.TableBucket]int64{}
+		for _, b := range opts.Offsets.Buckets {
+			req.Offsets[metadata.TableBucket{TableID: opts.Offsets.TableID, PartitionID: b.PartitionID, Bucket: b.Bucket}] = b.Offset
+		}
+	}
+	text, err := subscriptionQuery(table, opts)
+	if err != nil {
+		return nil, wrapErr(err)
+	}
+	var qs *query.Subscription
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*Conn)
+		if !ok {
+			return fmt.Errorf("fluss: Subscribe needs a fluss connection, not %T", dc)
+		}
+		named, err := c.namedArgs(opts.Args)
+		if err != nil {
+			return err
+		}
+		st, err := c.PrepareContext(ctx, text)
+		if err != nil {
+			return err
+		}
+		s := st.(*Stmt)
+		if err := s.checkArgs(named); err != nil {
+			return err
+		}
+		sel, ok := s.parsed.(*sqlplan.Select)
+		if !ok {
+			return wrapErr(fmt.Errorf("%w: subscription of %s: %T", metadata.ErrUnsupported, table, s.parsed))
+		}
+		qs, err = c.session().Subscribe(ctx, sel, toArgs(named), req)
+		return s.wrapErr(err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	cols := subscriptionColumns()
+	for _, c := range qs.Columns {
+		cols = append(cols, metadata.Column{Name: c.Name, Type: c.Type, NotNull: !c.Nullable})
+	}
+	return &Subscription{ctx: ctx, sub: qs, schema: metadata.ArrowSchema(cols), cols: qs.Columns, mem: mem,
+		logRows: !qs.Table().HasPrimaryKey()}, nil
+}
+
+// subscriptionQuery writes the SELECT a subscription binds.
+func subscriptionQuery(table string, opts SubscribeOptions) (string, error) {
+	if strings.TrimSpace(table) == "" {
+		return "", fmt.Errorf("%w: subscription of no table", metadata.ErrInvalidValue)
+	}
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	if opts.Columns == nil {
+		b.WriteString("*")
+	} else if len(opts.Columns) == 0 {
+		return "", fmt.Errorf("%w: subscription of %s reads no column (nil reads them all)", metadata.ErrInvalidValue, table)
+	}
+	for i, c := range opts.Columns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(metadata.QuoteIdent(c))
+	}
+	b.WriteString(" FROM ")
+	for i, part := range strings.Split(table, ".") {
+		if i > 0 {
+			b.WriteString(".")
+		}
+		b.WriteString(metadata.QuoteIdent(part))
+	}
+	if w := strings.TrimSpace(opts.Where); w != "" {
+		b.WriteString(" WHERE ")
+		b.WriteString(w)
+	}
+	return b.String(), nil
+}
+
+// Schema is the schema of every batch.
+func (s *Subscription) Schema() *arrow.Schema { return s.schema }
+
+// RecordBatch is the current batch; valid until the following Next or
+// Close.
+func (s *Subscription) RecordBatch() arrow.RecordBatch { return s.cur }
+
+// Err returns the error that ended the subscription: ctx.Err() once its
+// context ended.
+func (s *Subscription) Err() error { return s.err }
+
+// Next waits for the next batch of rows. It returns false when the
+// context ends, on an error (see Err) or after Close.
+func (s *Subscription) Next() bool {
+	s.release()
+	for !s.closed && s.err == nil {
+		b, meta, err := s.sub.Next(s.ctx)
+		if err != nil {
+			if cerr := s.ctx.Err(); cerr != nil {
+				err = cerr
+			} else {
+				err = wrapErr(err)
+			}
+			s.err = err
+			return false
+		}
+		if b.NumRows() == 0 {
+			continue
+		}
+		rec, err := s.build(b, meta)
+		if err != nil {
+			s.err = wrapErr(err)
+			return false
+		}
+		s.cur = rec
+		return true
+	}
+	return false
+}
+
+// build puts the system columns before the visible rows of b.
+func (s *Subscription) build(b query.Batch, meta query.StreamMeta) (arrow.RecordBatch, error) {
+	bld := array.NewRecordBuilder(s.mem, s.schema)
+	defer bld.Release()
+	n := b.NumRows()
+	ct, part := bld.Field(0).(*array.StringBuilder), bld.Field(1).(*array.StringBuilder)
+	bucket, off := bld.Field(2).(*array.Int32Builder), bld.Field(3).(*array.Int64Builder)
+	ts := bld.Field(4).(*array.TimestampBuilder)
+	state := "+I"
+	if s.logRows {
+		state = "+A"
+	}
+	for k := range n {
+		row := b.Row(k)
+		switch {
+		case meta.Snapshot:
+			ct.Append(state)
+		case meta.ChangeTypes == nil:
+			ct.Append(metadata.ChangeAppendOnly.String())
+		default:
+			if row >= len(meta.ChangeTypes) {
+				return nil, fmt.Errorf("%w: %s: row %d of a batch of %d change types", metadata.ErrCorrupt, meta.TableBucket, row, len(meta.ChangeTypes))
+			}
+			c := meta.ChangeTypes[row]
+			if !c.Valid() {
+				return nil, fmt.Errorf("%w: %s offset %d has change type %d", metadata.ErrCorrupt, meta.TableBucket, meta.BaseOffset+int64(row), c)
+			}
+			ct.Append(c.String())
+		}
+		if meta.TableBucket.PartitionID == metadata.NonPartitioned {
+			part.AppendNull()
+		} else {
+			part.Append(meta.Partition)
+		}
+		bucket.Append(meta.TableBucket.Bucket)
+		if meta.Snapshot {
+			off.AppendNull()
+			ts.AppendNull()
+		} else {
+			off.Append(meta.BaseOffset + int64(row))
+			ts.Append(arrow.Timestamp(meta.CommitTimestamp))
+		}
+	}
+	for i, c := range s.cols {
+		arr, fb := b.Rec.Column(s.sub.Positions[i]), bld.Field(len(subscriptionColumns())+i)
+		fb.Reserve(n)
+		for k := range n {
+			if err := metadata.AppendValue(fb, c.Type, metadata.ValueAt(arr, c.Type, b.Row(k))); err != nil {
+				return nil, fmt.Errorf("column %s: %w", c.Name, err)
+			}
+		}
+	}
+	return bld.NewRecordBatch(), nil
+}
+
+func (s *Subscription) release() {
+	if s.cur != nil {
+		s.cur.Release()
+		s.cur = nil
+	}
+}
+
+// Offsets returns where the subscription stands: the next offset of
+// every bucket it reads, after the rows of every batch Next returned
+// (the current one included). Store them with what you derived from
+// those rows, in one transaction, and resume from them
+// (SubscribeOptions.Offsets) for exactly-once processing. While a full
+// start still reads the table's state there are none yet: an error says
+// so.
+func (s *Subscription) Offsets() (*Offsets, error) {
+	m, err := s.sub.Offsets()
+	if err != nil {
+		if errors.Is(err, query.ErrSnapshotPhase) {
+			return nil, wrapErr(fmt.Errorf("%w: %v", metadata.ErrUnsupported, err))
+		}
+		return nil, wrapErr(err)
+	}
+	o := &Offsets{TableID: s.sub.Table().TableID, Buckets: make([]BucketOffset, 0, len(m))}
+	for tb, off := range m {
+		p, _ := s.sub.Partition(tb)
+		o.Buckets = append(o.Buckets, BucketOffset{PartitionID: tb.PartitionID, Partition: p, Bucket: tb.Bucket, Offset: off})
+	}
+	slices.SortFunc(o.Buckets, func(a, b BucketOffset) int {
+		if a.PartitionID != b.PartitionID {
+			return int(a.PartitionID - b.PartitionID)
+		}
+		return int(a.Bucket - b.Bucket)
+	})
+	return o, nil
+}
+
+// Close ends the subscription and releases what it holds. Idempotent.
+func (s *Subscription) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.release()
+	return wrapErr(s.sub.Close())
+}
