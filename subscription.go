@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -39,6 +40,21 @@ const (
 	StartupTimestamp StartupMode = "timestamp"
 )
 
+// BoundedMode is where a subscription stops (Fluss's scan.bounded.mode).
+type BoundedMode string
+
+const (
+	// BoundedUnbounded, the default (also ""), never stops.
+	BoundedUnbounded BoundedMode = "unbounded"
+	// BoundedLatestOffset stops at the high watermarks of every bucket
+	// pinned when the subscription starts.
+	BoundedLatestOffset BoundedMode = "latest-offset"
+	// BoundedTimestamp stops each bucket before its first batch
+	// committed at or after SubscribeOptions.BoundedTimestamp, which
+	// must not be in the future.
+	BoundedTimestamp BoundedMode = "timestamp"
+)
+
 // SubscribeOptions say what a subscription reads and where it starts.
 type SubscribeOptions struct {
 	// Columns are the columns to read, in order; nil reads every column.
@@ -60,6 +76,14 @@ type SubscribeOptions struct {
 	// rows it returned: what Subscription.Offsets gave, kept by the
 	// caller (as JSON, for one).
 	Offsets *Offsets
+	// Bounded makes the subscription end, Next returning false with a
+	// nil Err, once every bucket is read to its stop; "" is
+	// BoundedUnbounded. A primary-key table's full start and a
+	// lake-enabled table's are never bounded.
+	Bounded BoundedMode
+	// BoundedTimestamp is where BoundedTimestamp stops; it is refused
+	// with any other bounded mode.
+	BoundedTimestamp time.Time
 	// Allocator backs the record batches; nil is memory.DefaultAllocator.
 	Allocator memory.Allocator
 }
@@ -134,6 +158,7 @@ type Subscription struct {
 	cur     arrow.RecordBatch
 	err     error
 	closed  bool
+	done    bool // a bounded subscription reached its stops
 }
 
 // Subscribe opens a subscription of table (qualified or in conn's current
@@ -158,6 +183,20 @@ func Subscribe(ctx context.Context, conn *sql.Conn, table string, opts Subscribe
 		req.Timestamp = opts.StartupTimestamp.UnixMilli()
 	default:
 		return nil, wrapErr(fmt.Errorf("%w: startup mode %q; use %q, %q, %q or %q, or Offsets to resume", metadata.ErrInvalidOption, opts.StartupMode, StartupFull, StartupEarliest, StartupLatest, StartupTimestamp))
+	}
+	switch opts.Bounded {
+	case "", BoundedUnbounded, BoundedLatestOffset:
+		if !opts.BoundedTimestamp.IsZero() {
+			return nil, wrapErr(fmt.Errorf("%w: BoundedTimestamp is set but the bounded mode is %q, not %q", metadata.ErrInvalidOption, opts.Bounded, BoundedTimestamp))
+		}
+		req.Bounded.Mode = query.BoundedMode(opts.Bounded)
+	case BoundedTimestamp:
+		if opts.BoundedTimestamp.IsZero() {
+			return nil, wrapErr(fmt.Errorf("%w: 'BoundedTimestamp' is required in %q bounded mode but missing", metadata.ErrInvalidOption, BoundedTimestamp))
+		}
+		req.Bounded = query.Bounded{Mode: query.BoundedTimestamp, Timestamp: opts.BoundedTimestamp.UnixMilli()}
+	default:
+		return nil, wrapErr(fmt.Errorf("%w: bounded mode %q; use %q, %q or %q", metadata.ErrInvalidOption, opts.Bounded, BoundedUnbounded, BoundedLatestOffset, BoundedTimestamp))
 	}
 	if opts.Offsets != nil {
 		if opts.StartupMode != "" {
@@ -253,11 +292,16 @@ func (s *Subscription) RecordBatch() arrow.RecordBatch { return s.cur }
 func (s *Subscription) Err() error { return s.err }
 
 // Next waits for the next batch of rows. It returns false when the
-// context ends, on an error (see Err) or after Close.
+// context ends, on an error (see Err), after Close, and, with a nil Err,
+// once a bounded subscription read every bucket to its stop.
 func (s *Subscription) Next() bool {
 	s.release()
-	for !s.closed && s.err == nil {
+	for !s.closed && !s.done && s.err == nil {
 		b, meta, err := s.sub.Next(s.ctx)
+		if errors.Is(err, io.EOF) {
+			s.done = true
+			return false
+		}
 		if err != nil {
 			if cerr := s.ctx.Err(); cerr != nil {
 				err = cerr

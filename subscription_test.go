@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
@@ -53,24 +54,31 @@ func next(t *testing.T, s *fluss.Subscription, n int) []subChange {
 	var out []subChange
 	for len(out) < n {
 		require.True(t, s.Next(), "after %d of %d rows: %v", len(out), n, s.Err())
-		rec := s.RecordBatch()
-		require.Equal(t, "_change_type", rec.Schema().Field(0).Name)
-		for i := range int(rec.NumRows()) {
-			c := subChange{
-				kind:   rec.Column(0).(*array.String).Value(i),
-				bucket: rec.Column(2).(*array.Int32).Value(i),
-				offset: -1,
-				id:     rec.Column(5).(*array.Int64).Value(i),
-			}
-			if p := rec.Column(1).(*array.String); p.IsValid(i) {
-				c.partition = p.Value(i)
-			}
-			if o := rec.Column(3).(*array.Int64); o.IsValid(i) {
-				c.offset = o.Value(i)
-				require.True(t, rec.Column(4).IsValid(i), "a change has its commit time")
-			}
-			out = append(out, c)
+		out = append(out, batchChanges(t, s.RecordBatch())...)
+	}
+	return out
+}
+
+// batchChanges are the rows of one batch of a subscription.
+func batchChanges(t *testing.T, rec arrow.RecordBatch) []subChange {
+	t.Helper()
+	require.Equal(t, "_change_type", rec.Schema().Field(0).Name)
+	var out []subChange
+	for i := range int(rec.NumRows()) {
+		c := subChange{
+			kind:   rec.Column(0).(*array.String).Value(i),
+			bucket: rec.Column(2).(*array.Int32).Value(i),
+			offset: -1,
+			id:     rec.Column(5).(*array.Int64).Value(i),
 		}
+		if p := rec.Column(1).(*array.String); p.IsValid(i) {
+			c.partition = p.Value(i)
+		}
+		if o := rec.Column(3).(*array.Int64); o.IsValid(i) {
+			c.offset = o.Value(i)
+			require.True(t, rec.Column(4).IsValid(i), "a change has its commit time")
+		}
+		out = append(out, c)
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -32,6 +33,11 @@ type StreamOptions struct {
 	// Start is the first log offset of each bucket; buckets it does not
 	// name are read from their log start (storage.SubscribeOptions).
 	Start map[metadata.TableBucket]int64
+	// Bounded and Stop make the stream end (io.EOF) once every bucket
+	// is read up to its stop, as storage.SubscribeOptions says; a
+	// bounded stream has no snapshot splits.
+	Bounded bool
+	Stop    map[metadata.TableBucket]int64
 	// StateRead, when set, runs once the snapshot splits are read (or at
 	// the first Next without any), before the stream reads the log: what
 	// pins their state can let go then.
@@ -88,6 +94,9 @@ func OpenStream(ctx context.Context, eng *storage.Engine, src Source, table *met
 	if opts.Changelog && len(opts.Snapshot) > 0 {
 		return nil, fmt.Errorf("%w: t$changelog read with a snapshot", metadata.ErrUnsupported)
 	}
+	if opts.Bounded && len(opts.Snapshot) > 0 {
+		return nil, fmt.Errorf("%w: a bounded stream of %s with a snapshot to read first", metadata.ErrUnsupported, table.Path)
+	}
 	read := storage.ReadOptions{Projection: opts.Projection, Filter: opts.Filter}
 	s := &Stream{src: src, table: table, opts: opts, snapshot: opts.Snapshot}
 	if opts.Changelog {
@@ -98,14 +107,16 @@ func OpenStream(ctx context.Context, eng *storage.Engine, src Source, table *met
 		// reads of t$changelog.
 		read = storage.ReadOptions{Projection: sh.readProj}
 	}
-	if s.sub, err = eng.Subscribe(ctx, table.Path, storage.SubscribeOptions{ReadOptions: read, PartitionFilter: opts.PartitionFilter, Start: opts.Start}); err != nil {
+	if s.sub, err = eng.Subscribe(ctx, table.Path, storage.SubscribeOptions{ReadOptions: read, PartitionFilter: opts.PartitionFilter, Start: opts.Start,
+		Bounded: opts.Bounded, Stop: opts.Stop}); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
 // Next returns the next record, waiting for one; its error is ctx.Err()
-// once ctx ends. The record is valid until the following Next or Close.
+// once ctx ends, io.EOF once a bounded stream read every bucket to its
+// stop. The record is valid until the following Next or Close.
 func (s *Stream) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	s.release()
 	if s.err != nil {
@@ -137,6 +148,9 @@ func (s *Stream) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	}
 	if !s.sub.Next(ctx) {
 		err := s.sub.Err()
+		if err == nil && s.sub.Done() {
+			return nil, io.EOF
+		}
 		if err == nil {
 			err = fmt.Errorf("subscription of %s: %w", s.table.Path, metadata.ErrClosed)
 		}

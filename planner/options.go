@@ -10,7 +10,7 @@ import (
 // readOptions are the keys of ScanSpec.Options a scan reads, in the
 // order an error lists them.
 var readOptions = []string{OptReadOptimized, OptMaxRecordsPerSplit, OptIncrementalStart, OptIncrementalEnd,
-	OptScanMode, OptScanStartupMode, OptScanStartupTimestamp}
+	OptScanMode, OptScanStartupMode, OptScanStartupTimestamp, OptScanBoundedMode, OptScanBoundedTimestamp}
 
 // checkNoStartup refuses scan.startup.* in the planners of reads that do
 // not start anywhere but where their branch says (a batch read of a table
@@ -38,9 +38,14 @@ func CheckOptions(opts map[string]string) error {
 			return fmt.Errorf("%w: unknown read option '%s'; known: %s", metadata.ErrInvalidOption, k, strings.Join(known, ", "))
 		}
 	}
-	streaming, _, err := StreamOptions(opts, nil)
+	streaming, _, _, err := StreamOptions(opts, nil)
 	if err != nil {
 		return err
+	}
+	for _, k := range []string{OptScanBoundedMode, OptScanBoundedTimestamp} {
+		if _, ok := opts[k]; ok && !streaming {
+			return fmt.Errorf("%w: '%s' applies to a streaming read ('%s' = '%s'); a batch read always stops", metadata.ErrUnsupported, k, OptScanMode, ScanModeStreaming)
+		}
 	}
 	if streaming {
 		return fmt.Errorf("%w: a streaming read ('%s' = '%s') is a SELECT of one table, not part of another statement", metadata.ErrUnsupported, OptScanMode, ScanModeStreaming)
@@ -54,7 +59,7 @@ func WithoutStreamOptions(opts map[string]string) map[string]string {
 	out := make(map[string]string, len(opts))
 	for k, v := range opts {
 		switch k {
-		case OptScanMode, OptScanStartupMode, OptScanStartupTimestamp:
+		case OptScanMode, OptScanStartupMode, OptScanStartupTimestamp, OptScanBoundedMode, OptScanBoundedTimestamp:
 		default:
 			out[k] = v
 		}

@@ -19,27 +19,33 @@ const (
 )
 
 // StreamOptions reads the streaming options of a scan's hints: whether
-// it streams, and from where (scan.startup.mode and
-// scan.startup.timestamp as ParseStartup reads them, a 'yyyy-MM-dd
-// HH:mm:ss' value in loc). The startup options of a batch read are left
-// to its planner: t$changelog honours them, the others refuse them.
-func StreamOptions(opts map[string]string, loc *time.Location) (streaming bool, start Startup, err error) {
+// it streams, from where (scan.startup.mode and scan.startup.timestamp as
+// ParseStartup reads them, a 'yyyy-MM-dd HH:mm:ss' value in loc) and
+// where it stops (scan.bounded.*, as ParseBounded reads them). The
+// startup options of a batch read are left to its planner: t$changelog
+// honours them, the others refuse them; the bounded options are refused
+// on a batch read (CheckOptions), which always stops.
+func StreamOptions(opts map[string]string, loc *time.Location) (streaming bool, start Startup, bounded Bounded, err error) {
 	switch v := strings.ToLower(opts[OptScanMode]); v {
 	case "", ScanModeBatch:
-		return false, Startup{}, nil
+		return false, Startup{}, Bounded{}, nil
 	case ScanModeStreaming:
 	default:
-		return false, Startup{}, fmt.Errorf("%w: '%s' = '%s'; use 'batch' or 'streaming'", metadata.ErrInvalidOption, OptScanMode, opts[OptScanMode])
+		return false, Startup{}, Bounded{}, fmt.Errorf("%w: '%s' = '%s'; use 'batch' or 'streaming'", metadata.ErrInvalidOption, OptScanMode, opts[OptScanMode])
 	}
 	if strings.EqualFold(strings.TrimSpace(opts[OptScanStartupMode]), string(StartupOffsets)) {
 		// Only the Go API carries the offsets to resume from.
-		return false, Startup{}, fmt.Errorf("%w: '%s' = 'offsets' needs the offsets a subscription handed out: use fluss.Subscribe with SubscribeOptions.Offsets", metadata.ErrInvalidOption, OptScanStartupMode)
+		return false, Startup{}, Bounded{}, fmt.Errorf("%w: '%s' = 'offsets' needs the offsets a subscription handed out: use fluss.Subscribe with SubscribeOptions.Offsets", metadata.ErrInvalidOption, OptScanStartupMode)
 	}
 	start, err = ParseStartup(opts, loc)
 	if err != nil {
-		return false, Startup{}, err
+		return false, Startup{}, Bounded{}, err
 	}
-	return true, start, nil
+	bounded, err = ParseBounded(opts, loc)
+	if err != nil {
+		return false, Startup{}, Bounded{}, err
+	}
+	return true, start, bounded, nil
 }
 
 // StreamStart returns the start offset of every bucket of table's

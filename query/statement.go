@@ -133,12 +133,12 @@ func (s *Session) bindSelect(ctx context.Context, sel *sqlplan.Select, args []sq
 // bound plan when it is a point lookup (a prepared statement keeps its
 // shape).
 func (s *Session) Select(ctx context.Context, sel *sqlplan.Select, args []sqlplan.Arg, onLookup func(*sqlplan.SelectPlan)) (*Result, error) {
-	streaming, start, err := planner.StreamOptions(sel.Hints, s.Location)
+	streaming, start, bounded, err := planner.StreamOptions(sel.Hints, s.Location)
 	if err != nil {
 		return nil, fmt.Errorf("OPTIONS hint: %w", err)
 	}
 	if streaming {
-		return s.selectStream(ctx, sel, args, start)
+		return s.selectStream(ctx, sel, args, start, bounded)
 	}
 	if err := s.lockRows(ctx, sel, args); err != nil {
 		return nil, err

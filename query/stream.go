@@ -21,6 +21,8 @@ type StreamRequest struct {
 	// Offsets are the next offsets to read per bucket, for
 	// StartupOffsets: those a stream of the same table handed out.
 	Offsets map[metadata.TableBucket]int64
+	// Bounded is where the read stops; the zero value never stops.
+	Bounded planner.Bounded
 }
 
 // Stream is an open streaming read of one table (or t$changelog): the
@@ -109,6 +111,9 @@ func (s *Session) OpenStream(ctx context.Context, sp *sqlplan.SelectPlan, req St
 	if mode == "" {
 		mode = planner.StartupFull
 	}
+	if err := planner.CheckBounded(&base, sp.Virtual, mode, req.Bounded); err != nil {
+		return nil, err
+	}
 	if mode == planner.StartupFull && (changelog || !base.HasPrimaryKey() && !base.Config.DatalakeEnabled) {
 		mode = planner.StartupEarliest
 	}
@@ -123,6 +128,13 @@ func (s *Session) OpenStream(ctx context.Context, sp *sqlplan.SelectPlan, req St
 		err = s.planState(ctx, sp, st, &opts)
 	default:
 		err = fmt.Errorf("%w: startup mode %q of a subscription", metadata.ErrUnsupported, mode)
+	}
+	if err == nil && req.Bounded.IsBounded() {
+		// After the starts: a start found at the high watermark is
+		// never past its stop.
+		spec := planner.ScanSpec{Table: base.Path, PartitionFilter: partFilter, Limit: -1}
+		opts.Bounded = true
+		opts.Stop, err = planner.StreamStop(ctx, s.Engine, base, spec, req.Bounded)
 	}
 	if err != nil {
 		st.unpin()
@@ -229,16 +241,16 @@ func (s *Session) planState(ctx context.Context, sp *sqlplan.SelectPlan, st *Str
 }
 
 // selectStream runs a SELECT whose hint asks for a streaming read: its
-// result never ends, and its Next waits for new rows until the query's
-// context ends.
-func (s *Session) selectStream(ctx context.Context, sel *sqlplan.Select, args []sqlplan.Arg, start planner.Startup) (*Result, error) {
+// Next waits for new rows until the query's context ends, or, bounded,
+// until every bucket is read to its stop.
+func (s *Session) selectStream(ctx context.Context, sel *sqlplan.Select, args []sqlplan.Arg, start planner.Startup, bounded planner.Bounded) (*Result, error) {
 	batch := *sel
 	batch.Hints = planner.WithoutStreamOptions(sel.Hints)
 	sp, err := s.bindSelect(ctx, &batch, args)
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.OpenStream(ctx, sp, StreamRequest{Mode: start.Mode, Timestamp: start.Timestamp})
+	st, err := s.OpenStream(ctx, sp, StreamRequest{Mode: start.Mode, Timestamp: start.Timestamp, Bounded: bounded})
 	if err != nil {
 		return nil, err
 	}
@@ -342,6 +354,18 @@ const (
 	StartupEarliest = planner.StartupEarliest
 	StartupLatest   = planner.StartupLatest
 	StartupOffsets  = planner.StartupOffsets
+)
+
+// Bounded is planner.Bounded, and its modes.
+type (
+	Bounded     = planner.Bounded
+	BoundedMode = planner.BoundedMode
+)
+
+const (
+	BoundedUnbounded    = planner.BoundedUnbounded
+	BoundedLatestOffset = planner.BoundedLatestOffset
+	BoundedTimestamp    = planner.BoundedTimestamp
 )
 
 // ErrSnapshotPhase is lakeunion.ErrSnapshotPhase.

@@ -31,6 +31,13 @@ type SubscribeOptions struct {
 	// buckets of partitions created after the caller planned its start,
 	// in particular, are read from their beginning.
 	Start map[metadata.TableBucket]int64
+	// Bounded makes the subscription stop: each bucket is read up to its
+	// offset in Stop (exclusive); a bucket Stop does not name (of a
+	// partition created after the caller planned its stops, in
+	// particular) is not read. Once every bucket reached its stop, Next
+	// reports false with no error.
+	Bounded bool
+	Stop    map[metadata.TableBucket]int64
 }
 
 // Subscription reads the committed log of a table's buckets as it grows:
@@ -67,7 +74,11 @@ type subBucket struct {
 	tb        metadata.TableBucket
 	partition string
 	next      int64
+	stop      int64 // exclusive; -1 for none
 }
+
+// done reports whether a bounded bucket has nothing left to read.
+func (b *subBucket) done() bool { return b.stop >= 0 && b.next >= b.stop }
 
 // SubscriptionBatch is one batch a subscription delivers.
 type SubscriptionBatch struct {
@@ -136,7 +147,10 @@ func (s *Subscription) refreshLocked(cat *catalog) error {
 				next = append(next, b)
 				continue
 			}
-			b := &subBucket{tb: tb, partition: p.name}
+			b := &subBucket{tb: tb, partition: p.name, stop: -1}
+			if s.opts.Bounded {
+				b.stop = s.opts.Stop[tb] // 0 when absent: nothing to read
+			}
 			if off, ok := s.opts.Start[tb]; ok {
 				b.next = off
 			} else if t := s.e.tablet(tb); t != nil {
@@ -190,6 +204,9 @@ func (s *Subscription) Next(ctx context.Context) bool {
 			s.err = err
 			break
 		}
+		if s.opts.Bounded && s.allDone() {
+			break
+		}
 		// Taken before looking: a commit after the look closes it.
 		wake := s.e.watch.wait(s.table.TableID)
 		if err := s.refresh(); err != nil {
@@ -201,7 +218,7 @@ func (s *Subscription) Next(ctx context.Context) bool {
 			s.err = err
 			break
 		}
-		if found {
+		if found || s.opts.Bounded && s.allDone() {
 			continue
 		}
 		select {
@@ -214,12 +231,30 @@ func (s *Subscription) Next(ctx context.Context) bool {
 	return false
 }
 
+// allDone reports whether every bucket reached its stop (a bounded
+// subscription has then ended).
+func (s *Subscription) allDone() bool {
+	for _, b := range s.buckets {
+		if !b.done() {
+			return false
+		}
+	}
+	return true
+}
+
+// Done reports whether a bounded subscription read every bucket to its
+// stop: Next then reports false with no error.
+func (s *Subscription) Done() bool { return s.opts.Bounded && s.err == nil && !s.closed && s.allDone() }
+
 // openNext opens a reader over the next bucket, round-robin, that has
 // committed offsets past its position; found is false when none has.
 func (s *Subscription) openNext(ctx context.Context) (found bool, err error) {
 	for range len(s.buckets) {
 		b := s.buckets[s.pos]
 		s.pos = (s.pos + 1) % len(s.buckets)
+		if b.done() {
+			continue
+		}
 		t := s.e.tablet(b.tb)
 		if t == nil || t.hw.Load() <= b.next {
 			continue
@@ -227,7 +262,7 @@ func (s *Subscription) openNext(ctx context.Context) (found bool, err error) {
 		if start := t.logStart.Load(); b.next < start {
 			return false, fmt.Errorf("%w: %s of %s: offsets %d to %d are gone", ErrLogRemoved, b.tb, s.table.Path, b.next, start-1)
 		}
-		r, err := s.e.ReadLog(ctx, b.tb, b.next, -1, s.opts.ReadOptions)
+		r, err := s.e.ReadLog(ctx, b.tb, b.next, b.stop, s.opts.ReadOptions)
 		if err != nil {
 			// A dropped partition's bucket leaves: look again.
 			return true, s.readError(err)
