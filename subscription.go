@@ -364,7 +364,11 @@ func (s *Subscription) build(b query.Batch, meta query.StreamMeta) (arrow.Record
 			off.AppendNull()
 			ts.AppendNull()
 		} else {
-			off.Append(meta.BaseOffset + int64(row))
+			o := meta.BaseOffset + int64(row)
+			if meta.RowOffsets != nil {
+				o = meta.RowOffsets[row]
+			}
+			off.Append(o)
 			ts.Append(arrow.Timestamp(meta.CommitTimestamp))
 		}
 	}

@@ -79,19 +79,47 @@ func newChangelogShape(table *metadata.TableInfo, proj []int, mem memory.Allocat
 	return sh
 }
 
-// changelogReader reads a log split as rows of t$changelog: every change,
-// in log order, with its change type, offset and commit time.
+// logShape turns the log batches of a table into rows of one of its
+// virtual tables (t$changelog, t$binlog).
+type logShape interface {
+	// build returns the rows of a batch of bucket tb, read with
+	// readProjection; it may hold rows back for the next batch of tb.
+	build(tb metadata.TableBucket, b storage.LogBatch) (arrow.RecordBatch, error)
+	// finish says whether a bucket's read may end here: an error when
+	// rows are still held back.
+	finish(tb metadata.TableBucket) error
+	outSchema() *arrow.Schema
+	readProjection() []int
+}
+
+// newLogShape is the shape of opts' virtual table (Changelog or Binlog).
+func newLogShape(table *metadata.TableInfo, opts Options) logShape {
+	if opts.Binlog {
+		return newBinlogShape(table, opts.Projection, opts.Allocator)
+	}
+	sh := newChangelogShape(table, opts.Projection, opts.Allocator)
+	return &sh
+}
+
+func (r *changelogShape) finish(metadata.TableBucket) error { return nil }
+func (r *changelogShape) outSchema() *arrow.Schema          { return r.schema }
+func (r *changelogShape) readProjection() []int             { return r.readProj }
+
+// changelogReader reads a log split as rows of t$changelog (every change,
+// in log order, with its change type, offset and commit time) or of
+// t$binlog.
 type changelogReader struct {
 	refCount
 	readerState
-	changelogShape
-	lr LogBatchReader
+	shape logShape
+	tb    metadata.TableBucket
+	lr    LogBatchReader
 }
 
 func openChangelog(ctx context.Context, src Source, table *metadata.TableInfo, sp *planner.LogSplit, opts Options) (*changelogReader, error) {
-	sh := newChangelogShape(table, opts.Projection, opts.Allocator)
-	r := &changelogReader{readerState: readerState{schema: sh.schema}, changelogShape: sh}
-	lr, err := src.ReadLog(ctx, sp.TableBucket, sp.StartOffset, sp.StopOffset, storage.ReadOptions{Projection: sh.readProj})
+	sh := newLogShape(table, opts)
+	r := &changelogReader{readerState: readerState{schema: sh.outSchema()}, shape: sh, tb: sp.TableBucket}
+	lr, err := src.ReadLog(ctx, sp.TableBucket, sp.StartOffset, sp.StopOffset, storage.ReadOptions{Projection: sh.readProjection()})
 	if err != nil {
 		return nil, err
 	}
@@ -112,9 +140,12 @@ func (r *changelogReader) Next() bool {
 	}
 	if !r.lr.Next() {
 		r.err = r.lr.Err()
+		if r.err == nil {
+			r.err = r.shape.finish(r.tb)
+		}
 		return false
 	}
-	rec, err := r.build(r.lr.Batch())
+	rec, err := r.shape.build(r.tb, r.lr.Batch())
 	if err != nil {
 		r.err = err
 		return false
@@ -124,7 +155,7 @@ func (r *changelogReader) Next() bool {
 }
 
 // build puts the system columns before the log batch's table columns.
-func (r *changelogShape) build(b storage.LogBatch) (arrow.RecordBatch, error) {
+func (r *changelogShape) build(_ metadata.TableBucket, b storage.LogBatch) (arrow.RecordBatch, error) {
 	if err := checkColumns(b.Record, r.readSchema, "log batch"); err != nil {
 		return nil, err
 	}

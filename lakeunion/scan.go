@@ -40,6 +40,13 @@ type Options struct {
 	// change as a row, with its change type, offset and commit time
 	// before the table's columns.
 	Changelog bool
+	// Binlog, with Changelog, reads log splits as the virtual table
+	// t$binlog of a primary-key table instead: _change_type ('insert',
+	// 'update', 'delete'), _log_offset, _commit_timestamp, then the
+	// before and after images as ROW values; a -U and the +U after it
+	// are one 'update' row, at the -U's offset and time. Projection
+	// indexes are then t$binlog's.
+	Binlog bool
 	// Allocator backs the batches readers build; nil is
 	// memory.DefaultAllocator.
 	Allocator memory.Allocator
@@ -67,6 +74,12 @@ func (o Options) withDefaults(table *metadata.TableInfo) (Options, error) {
 	width := len(table.Schema.Columns)
 	if o.Changelog {
 		width += planner.ChangelogSystemColumns
+	}
+	if o.Binlog {
+		if !o.Changelog {
+			return o, fmt.Errorf("%w: a binlog read of %s is a changelog read", metadata.ErrInvalidValue, table.Path)
+		}
+		width = numBinlogColumns
 	}
 	if o.Projection == nil {
 		o.Projection = make([]int, width)

@@ -55,7 +55,7 @@ type Stream struct {
 	table *metadata.TableInfo
 	opts  StreamOptions
 	sub   *storage.Subscription
-	shape *changelogShape // for Changelog
+	shape logShape // for Changelog
 
 	snapshot []planner.Split // the splits left to open
 	split    planner.Split   // the split being read
@@ -82,6 +82,11 @@ type StreamMeta struct {
 	// CommitTimestamp is when the rows were committed, in milliseconds;
 	// 0 for snapshot rows.
 	CommitTimestamp int64
+	// RowOffsets, when set, is the log offset of each row, which are then
+	// not one per offset from BaseOffset: a t$binlog row is an update's
+	// two changes, at its -U's offset (ChangeTypes then says +I, +U or
+	// -D per row).
+	RowOffsets []int64
 }
 
 // OpenStream opens a stream of table over eng, whose snapshot splits src
@@ -100,12 +105,11 @@ func OpenStream(ctx context.Context, eng *storage.Engine, src Source, table *met
 	read := storage.ReadOptions{Projection: opts.Projection, Filter: opts.Filter}
 	s := &Stream{src: src, table: table, opts: opts, snapshot: opts.Snapshot}
 	if opts.Changelog {
-		sh := newChangelogShape(table, opts.Projection, opts.Allocator)
-		s.shape = &sh
+		s.shape = newLogShape(table, opts.Options)
 		// The filter's statistics are over table columns, which the
 		// changelog's own columns shift: it is not applied, as in batch
 		// reads of t$changelog.
-		read = storage.ReadOptions{Projection: sh.readProj}
+		read = storage.ReadOptions{Projection: s.shape.readProjection()}
 	}
 	if s.sub, err = eng.Subscribe(ctx, table.Path, storage.SubscribeOptions{ReadOptions: read, PartitionFilter: opts.PartitionFilter, Start: opts.Start,
 		Bounded: opts.Bounded, Stop: opts.Stop}); err != nil {
@@ -162,9 +166,12 @@ func (s *Stream) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	if s.shape == nil {
 		return b.Record, nil
 	}
-	rec, err := s.shape.build(b.LogBatch)
+	rec, err := s.shape.build(b.TableBucket, b.LogBatch)
 	if err != nil {
 		return nil, s.fail(err)
+	}
+	if bl, ok := s.shape.(*binlogShape); ok {
+		s.meta.ChangeTypes, s.meta.RowOffsets = bl.kinds, bl.offsets
 	}
 	s.cur = rec
 	return rec, nil

@@ -15,6 +15,15 @@ import (
 // ChangelogSystemColumns+i of the virtual table.
 const ChangelogSystemColumns = 3
 
+// WithWholeBucketSplits makes a ChangelogPlanner plan one split per
+// bucket, never cut by scan.max-records-per-split: for t$binlog, whose
+// reader pairs each update's -U with the +U after it, a pair two splits
+// cut apart could not be joined. The caller refuses an explicit
+// scan.max-records-per-split hint rather than ignore it.
+func WithWholeBucketSplits() Option {
+	return func(o *plannerOptions) { o.wholeLog = true }
+}
+
 // ChangelogPlanner plans a batch scan of the virtual table t$changelog:
 // the log of a log table or of a primary-key table, change by change. It
 // never reads the lake, so it never probes it. It holds no resources, but
@@ -50,6 +59,9 @@ func NewChangelogPlanner(ctx context.Context, admin Admin, table metadata.TableI
 	maxRecords, err := maxRecordsPerSplit(spec.Options)
 	if err != nil {
 		return nil, err
+	}
+	if o.wholeLog {
+		maxRecords = 0
 	}
 	startup, err := ParseStartup(spec.Options, o.loc)
 	if err != nil {

@@ -34,6 +34,7 @@ type plannerOptions struct {
 	lakeOnly bool
 	view     ReadView       // WithReadView
 	loc      *time.Location // WithLocation
+	wholeLog bool           // WithWholeBucketSplits
 }
 
 // WithLake gives the planner the lake source its lake-union branch plans

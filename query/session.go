@@ -328,10 +328,17 @@ func (s *Session) planSplits(ctx context.Context, sp *sqlplan.SelectPlan) (*scan
 			opts = append(opts, planner.WithReadView(v))
 		}
 		p, err = planner.NewIncrementalPlanner(ctx, s.Engine, *base, spec, window, opts...)
-	case sp.Virtual == sqlplan.VirtualChangelog:
+	case sp.Virtual == sqlplan.VirtualChangelog || sp.Virtual == sqlplan.VirtualBinlog:
 		opts := []planner.Option{planner.WithLocation(s.Location)}
 		if v := s.View; v != nil {
 			opts = append(opts, planner.WithReadView(v))
+		}
+		if sp.Virtual == sqlplan.VirtualBinlog {
+			if _, ok := sp.Hints[planner.OptMaxRecordsPerSplit]; ok {
+				return nil, fmt.Errorf("%w: '%s' on %s: a binlog read reads each bucket as one split, so that no update's two images are cut apart",
+					metadata.ErrUnsupported, planner.OptMaxRecordsPerSplit, sp.Table.Path)
+			}
+			opts = append(opts, planner.WithWholeBucketSplits())
 		}
 		p, err = planner.NewChangelogPlanner(ctx, s.Engine, sp.Base, spec, opts...)
 	case base.HasPrimaryKey():
@@ -655,6 +662,9 @@ func (s *Session) newScan(p *scanPlan) *lakeunion.Scan {
 		// The changelog scan reads the base table and prepends the
 		// system columns; the projection is in the virtual schema.
 		opts.Changelog = true
+		read = &sp.Base
+	case sqlplan.VirtualBinlog:
+		opts.Changelog, opts.Binlog = true, true
 		read = &sp.Base
 	case sqlplan.VirtualLake:
 		read = &sp.Base

@@ -83,7 +83,8 @@ func (s *Session) OpenStream(ctx context.Context, sp *sqlplan.SelectPlan, req St
 	if s.inTx() {
 		return nil, fmt.Errorf("%w: a streaming read inside a transaction (it would never end the transaction's view)", metadata.ErrUnsupported)
 	}
-	changelog := sp.Virtual == sqlplan.VirtualChangelog
+	binlog := sp.Virtual == sqlplan.VirtualBinlog
+	changelog := sp.Virtual == sqlplan.VirtualChangelog || binlog
 	base := sp.Table
 	if changelog {
 		base = sp.Base
@@ -93,7 +94,7 @@ func (s *Session) OpenStream(ctx context.Context, sp *sqlplan.SelectPlan, req St
 		return nil, err
 	}
 	partFilter := pd.PartitionFilter
-	if changelog {
+	if changelog && !binlog {
 		var err error
 		if partFilter, err = planner.ChangelogBaseFilter(partFilter); err != nil {
 			return nil, fmt.Errorf("partition filter on %s$changelog: %w", base.Path, err)
@@ -101,7 +102,7 @@ func (s *Session) OpenStream(ctx context.Context, sp *sqlplan.SelectPlan, req St
 	}
 	st := &Stream{Plan: sp, Layout: exec.NewLayout(len(sp.Table.Schema.Columns), sp.Columns), Filter: pd.PostFilter}
 	opts := lakeunion.StreamOptions{
-		Options:         lakeunion.Options{Projection: sp.Columns, Filter: pd.Pushed, Changelog: changelog, Threads: 1},
+		Options:         lakeunion.Options{Projection: sp.Columns, Filter: pd.Pushed, Changelog: changelog, Binlog: binlog, Threads: 1},
 		PartitionFilter: partFilter,
 		// The view and the KV snapshots of a full start are let go once
 		// its state is read.
@@ -159,8 +160,8 @@ func streamable(sp *sqlplan.SelectPlan) error {
 		why = "reads one table: no join, derived table or set operation"
 	case IsInfoSchema(sp):
 		why = "reads a table, not information_schema"
-	case sp.Virtual != "" && sp.Virtual != sqlplan.VirtualChangelog:
-		why = "reads a table or its $changelog"
+	case sp.Virtual != "" && sp.Virtual != sqlplan.VirtualChangelog && sp.Virtual != sqlplan.VirtualBinlog:
+		why = "reads a table, its $changelog or its $binlog"
 	case q.Aggregated():
 		why = "has no aggregate or GROUP BY"
 	case sp.Distinct:

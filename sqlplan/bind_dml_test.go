@@ -329,6 +329,23 @@ func TestBindChangelog(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "small$changelog.y#4:STRING", dumpExpr(plan.Output[0].Expr))
 
+	// t$binlog of a key table: the system columns, then the before and
+	// after images as ROWs of the table's columns; no key of its own.
+	plan, err = bind("SELECT _change_type, after FROM `orders$Binlog`")
+	require.NoError(t, err)
+	require.Equal(t, VirtualBinlog, plan.Virtual)
+	require.Equal(t, "orders", plan.Base.Path.Table)
+	require.Equal(t, []int{0, 4}, plan.Columns)
+	require.Len(t, plan.Table.Schema.Columns, 5)
+	require.Equal(t, []string{BeforeColumn, AfterColumn}, []string{plan.Table.Schema.Columns[3].Name, plan.Table.Schema.Columns[4].Name})
+	require.Equal(t, metadata.Row, plan.Output[1].Expr.Type().Root)
+	require.Len(t, plan.Output[1].Expr.Type().Fields, len(plan.Base.Schema.Columns))
+	require.False(t, plan.Table.HasPrimaryKey())
+	require.Empty(t, plan.Table.PartitionKeys)
+	_, err = bind("SELECT * FROM db2.`small$binlog`")
+	require.ErrorIs(t, err, metadata.ErrUnsupported)
+	require.ErrorContains(t, err, "$binlog is only supported for primary-key tables")
+
 	// A real table has no Virtual and no Base.
 	plan, err = bind("SELECT id FROM orders")
 	require.NoError(t, err)
@@ -340,7 +357,7 @@ func TestBindChangelog(t *testing.T) {
 		sentinel error
 		want     string
 	}{
-		{"SELECT * FROM `orders$nope`", metadata.ErrNotFound, "table fluss.orders$nope does not exist: $nope is no virtual table (known: $changelog, $lake)"},
+		{"SELECT * FROM `orders$nope`", metadata.ErrNotFound, "table fluss.orders$nope does not exist: $nope is no virtual table (known: $changelog, $binlog, $lake)"},
 		{"SELECT * FROM `orders$`", metadata.ErrNotFound, "table fluss.orders$ does not exist: $ is no virtual table"},
 		{"SELECT * FROM `nope$changelog`", metadata.ErrNotFound, "table fluss.nope does not exist"},
 		{"SELECT * FROM `orders$lake`", metadata.ErrUnsupported, "fluss.orders$lake: table fluss.orders is not lake-enabled"},

@@ -17,7 +17,42 @@ const (
 	// VirtualLake is SelectPlan.Virtual for `t$lake`: the readable lake
 	// snapshot alone, with the base table's columns.
 	VirtualLake = "lake"
+	// VirtualBinlog is SelectPlan.Virtual for `t$binlog`: a primary-key
+	// table's changes, an update's two images in one row.
+	VirtualBinlog = "binlog"
 )
+
+// Names of the ROW columns of `t$binlog`, after its metadata columns.
+const (
+	BeforeColumn = "before"
+	AfterColumn  = "after"
+)
+
+// BinlogTable returns the virtual table `t$binlog` of base, a primary-key
+// table: _change_type STRING NOT NULL ('insert', 'update', 'delete'),
+// _log_offset BIGINT NOT NULL, _commit_timestamp TIMESTAMP_LTZ(3) NOT
+// NULL, then before and after, nullable ROW columns with base's columns
+// as fields (before is NULL for an insert, after for a delete). It has no
+// primary, partition or bucket key: none of its columns is one. The
+// columns have the ids -1 to -5, which no stored column has.
+func BinlogTable(base metadata.TableInfo) metadata.TableInfo {
+	out := base
+	out.Path.Table = base.Path.Table + "$" + VirtualBinlog
+	fields := make([]metadata.Field, len(base.Schema.Columns))
+	for i, c := range base.Schema.Columns {
+		fields[i] = metadata.Field{Name: c.Name, Type: c.Type}
+	}
+	row := metadata.RowType(fields...)
+	out.Schema = metadata.Schema{Columns: []metadata.Column{
+		{Name: ChangeTypeColumn, Type: metadata.StringType(), NotNull: true, ID: -1},
+		{Name: LogOffsetColumn, Type: metadata.BigIntType(), NotNull: true, ID: -2},
+		{Name: CommitTimestampColumn, Type: metadata.TimestampLTZType(3), NotNull: true, ID: -3},
+		{Name: BeforeColumn, Type: row, ID: -4},
+		{Name: AfterColumn, Type: row, ID: -5},
+	}}
+	out.PartitionKeys, out.BucketKeys, out.Indexes, out.ForeignKeys = nil, nil, nil, nil
+	return out
+}
 
 // Names of the metadata columns that `t$changelog` puts before the
 // table's columns, in this order.
@@ -81,9 +116,9 @@ func resolveRead(ctx context.Context, cat Catalog, path metadata.TablePath, curr
 		plan.Table = info
 		return err
 	}
-	if suffix != VirtualChangelog && suffix != VirtualLake {
-		return errorf(metadata.ErrNotFound, "table %s does not exist: $%s is no virtual table (known: $%s, $%s)",
-			path, suffix, VirtualChangelog, VirtualLake)
+	if suffix != VirtualChangelog && suffix != VirtualLake && suffix != VirtualBinlog {
+		return errorf(metadata.ErrNotFound, "table %s does not exist: $%s is no virtual table (known: $%s, $%s, $%s)",
+			path, suffix, VirtualChangelog, VirtualBinlog, VirtualLake)
 	}
 	base, err := resolveTable(ctx, cat, metadata.TablePath{Database: path.Database, Table: baseName}, currentDB)
 	if err != nil {
@@ -96,6 +131,18 @@ func resolveRead(ctx context.Context, cat Catalog, path metadata.TablePath, curr
 		lakeTable := base
 		lakeTable.Path.Table = base.Path.Table + "$" + VirtualLake
 		plan.Virtual, plan.Base, plan.Table = VirtualLake, base, lakeTable
+		return nil
+	}
+	if suffix == VirtualBinlog {
+		if !base.HasPrimaryKey() {
+			return errorf(metadata.ErrUnsupported, "%s: $%s is only supported for primary-key tables, and %s is a log table (read %s$%s)",
+				path, VirtualBinlog, base.Path, base.Path.Table, VirtualChangelog)
+		}
+		if base.Config.ChangelogImage == "WAL" {
+			return errorf(metadata.ErrUnsupported, "%s: table %s writes the 'WAL' changelog image ('table.changelog.image'), whose updates have "+
+				"no update_before image to pair with: read %s$%s", path, base.Path, base.Path.Table, VirtualChangelog)
+		}
+		plan.Virtual, plan.Base, plan.Table = VirtualBinlog, base, BinlogTable(base)
 		return nil
 	}
 	plan.Virtual, plan.Base, plan.Table = VirtualChangelog, base, ChangelogTable(base)
