@@ -84,6 +84,12 @@ func TestBinlogBatch(t *testing.T) {
 	require.NoError(t, rows.Close())
 	require.Equal(t, []int64{2}, offs)
 
+	var n int
+	require.NoError(t, db.QueryRow("SELECT COUNT(*) FROM `u$binlog`").Scan(&n))
+	require.Equal(t, 4, n, "a read of no column counts the binlog's rows")
+	require.NoError(t, db.QueryRow("SELECT COUNT(*) FROM `u$binlog` WHERE before IS NOT NULL").Scan(&n))
+	require.Equal(t, 2, n)
+
 	// first_row tables are insert-only.
 	mustExec(t, db, `CREATE TABLE fr (id BIGINT NOT NULL, v INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('table.merge-engine' = 'first_row')`)
 	mustExec(t, db, `INSERT INTO fr VALUES (1, 1), (2, 2)`)

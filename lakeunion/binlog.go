@@ -157,6 +157,10 @@ func (sh *binlogShape) build(tb metadata.TableBucket, b storage.LogBatch) (arrow
 		}
 		sh.kinds, sh.offsets = append(sh.kinds, k), append(sh.offsets, r.offset)
 	}
+	if len(sh.proj) == 0 {
+		// COUNT(*) and the like read no column, only the rows.
+		return array.NewRecordBatch(sh.schema, nil, int64(len(rows))), nil
+	}
 	bld := array.NewRecordBuilder(sh.mem, sh.schema)
 	defer bld.Release()
 	for i, c := range sh.proj {
