@@ -25,7 +25,8 @@ type StreamRequest struct {
 	Bounded planner.Bounded
 }
 
-// Stream is an open streaming read of one table (or t$changelog): the
+// Stream is an open streaming read of one table (or t$changelog, or
+// t$binlog): the
 // records of its scan, in Layout, first of the state a `full` start
 // reads, then of every change committed after the start offsets, waiting
 // for commits. The rows are not yet filtered by Filter. It implements
@@ -63,8 +64,8 @@ func (s *Stream) Close() error {
 	return s.Stream.Close()
 }
 
-// OpenStream opens a streaming read of sp, a bound SELECT of one table or
-// of t$changelog, with no aggregate, DISTINCT or ORDER BY (a LIMIT is the
+// OpenStream opens a streaming read of sp, a bound SELECT of one table,
+// its t$changelog or its t$binlog, with no aggregate, DISTINCT or ORDER BY (a LIMIT is the
 // caller's to apply). The start follows req.Mode:
 //   - earliest and latest: each bucket's log start or high watermark now;
 //   - offsets: req.Offsets;
@@ -75,7 +76,9 @@ func (s *Stream) Close() error {
 //     from the earliest offsets; t$changelog from the earliest offsets.
 //
 // Buckets of partitions created after the start are read from their log
-// start, whatever the mode.
+// start, whatever the mode, unless req.Bounded stops the read: it then
+// reads each bucket up to the stop planned with the starts, and a
+// partition created later not at all.
 func (s *Session) OpenStream(ctx context.Context, sp *sqlplan.SelectPlan, req StreamRequest) (*Stream, error) {
 	if err := streamable(sp); err != nil {
 		return nil, err
@@ -279,7 +282,8 @@ type Subscription struct {
 }
 
 // Subscribe opens a subscription of sel, a SELECT of columns (no
-// expression) of one table or t$changelog, without OPTIONS hint.
+// expression) of one table, its t$changelog or its t$binlog, without
+// OPTIONS hint.
 func (s *Session) Subscribe(ctx context.Context, sel *sqlplan.Select, args []sqlplan.Arg, req StreamRequest) (*Subscription, error) {
 	if len(sel.Hints) > 0 {
 		return nil, fmt.Errorf("%w: a subscription takes its options as arguments, not as an OPTIONS hint", metadata.ErrUnsupported)

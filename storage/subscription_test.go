@@ -289,3 +289,42 @@ func goroutineIn(fn string) bool {
 		buf = make([]byte, 2*len(buf))
 	}
 }
+
+// A bounded subscription reads each bucket to its stop and ends with no
+// error: a bucket whose start is at or past its stop, and one Stop does
+// not name, end at once; commits after the stops are not read.
+func TestSubscriptionBoundedStops(t *testing.T) {
+	e, _ := testEngine(t, "", nil)
+	info := createTable(t, e, "t", ordersColumns(), nil, map[string]string{metadata.OptBucketNum: "3"})
+	appendStatements(t, e, "t", 0, 6)
+	b0, b1, b2 := bucket(info, 0), bucket(info, 1), bucket(info, 2)
+	stop0, stop1 := hw(t, e, b0), hw(t, e, b1)
+	require.Positive(t, stop0)
+	require.Positive(t, stop1)
+	s := subscribe(t, e, "t", SubscribeOptions{Bounded: true,
+		Start: map[metadata.TableBucket]int64{b0: 0, b1: stop1 + 5},
+		Stop:  map[metadata.TableBucket]int64{b0: stop0, b1: stop1}})
+	appendStatements(t, e, "t", 100, 3)
+	c, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var rows []subRow
+	for s.Next(c) {
+		b := s.Batch()
+		for i := range int(b.Record.NumRows()) {
+			rows = append(rows, subRow{tb: b.TableBucket, offset: b.BaseOffset + int64(i)})
+		}
+	}
+	require.NoError(t, s.Err())
+	require.True(t, s.Done())
+	require.Len(t, rows, int(stop0), "bucket 0 to its stop; bucket 1 starts past its stop, bucket 2 has none")
+	requireDense(t, rows, map[metadata.TableBucket]int64{b0: 0})
+	require.Equal(t, stop0, s.Offsets()[b0])
+	require.Less(t, stop0, hw(t, e, b0), "the later commits were not read")
+	require.Zero(t, s.Offsets()[b2])
+	require.False(t, s.Next(c), "it stays ended")
+	require.NoError(t, s.Err())
+
+	// Unbounded, Done never holds.
+	u := subscribe(t, e, "t", SubscribeOptions{})
+	require.False(t, u.Done())
+}
