@@ -182,7 +182,7 @@ func (s *Subscription) Next(ctx context.Context) bool {
 			}
 			s.closeReader()
 			if rerr != nil {
-				s.err = s.readError(rerr)
+				s.err = s.readError(s.cur, rerr)
 			}
 			continue
 		}
@@ -230,7 +230,7 @@ func (s *Subscription) openNext(ctx context.Context) (found bool, err error) {
 		r, err := s.e.ReadLog(ctx, b.tb, b.next, -1, s.opts.ReadOptions)
 		if err != nil {
 			// A dropped partition's bucket leaves: look again.
-			return true, s.readError(err)
+			return true, s.readError(b, err)
 		}
 		s.cur, s.reader = b, r
 		return true, nil
@@ -238,13 +238,14 @@ func (s *Subscription) openNext(ctx context.Context) (found bool, err error) {
 	return false, nil
 }
 
-// readError is nil when err comes from a bucket whose partition was
-// dropped (the bucket leaves the subscription); else err, named.
-func (s *Subscription) readError(err error) error {
+// readError is nil when err comes from reading b, a bucket whose
+// partition was dropped (the bucket leaves the subscription); else err,
+// named.
+func (s *Subscription) readError(b *subBucket, err error) error {
 	if rerr := s.refresh(); rerr != nil {
 		return rerr
 	}
-	if s.cur != nil && !slices.Contains(s.buckets, s.cur) {
+	if b != nil && !slices.Contains(s.buckets, b) {
 		return nil
 	}
 	return fmt.Errorf("subscription of %s: %w", s.table.Path, err)
