@@ -33,7 +33,8 @@ import (
 //	plan mode=M [ts=now]
 //	                   input: the SELECT; prints the state splits of a
 //	                   full start, each bucket's start offset and what the
-//	                   plan pins, then lets go of it
+//	                   plan pins, then lets go of it (ts: a timestamp start
+//	                   at a time after every commit so far)
 //	subscribe mode=M   input: the SELECT; opens a subscription
 //	offsets rows=N     reads N rows of the subscription and prints its
 //	                   offsets
@@ -75,6 +76,8 @@ func TestStreamStartGolden(t *testing.T) {
 		d.ScanArgs(t, "mode", &mode)
 		req := StreamRequest{Mode: StartupMode(mode)}
 		if d.HasArg("ts") {
+			// now: a millisecond after every commit so far.
+			time.Sleep(2 * time.Millisecond)
 			req.Timestamp = time.Now().UnixMilli()
 		}
 		return req
