@@ -1,9 +1,11 @@
 package planner_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -177,6 +179,12 @@ func TestIncrementalPlanner(t *testing.T) {
 	runPlannerGolden(t, "testdata/incremental_planner", "incremental")
 }
 
+// TestStreamStartGolden runs testdata/stream_start: the start offsets each
+// startup mode of a subscription plans per bucket.
+func TestStreamStartGolden(t *testing.T) {
+	runPlannerGolden(t, "testdata/stream_start", "stream")
+}
+
 // TestChangelogPlanner runs testdata/changelog_planner.
 func TestChangelogPlanner(t *testing.T) {
 	runPlannerGolden(t, "testdata/changelog_planner", "changelog")
@@ -214,6 +222,14 @@ func TestChangelogPlanner(t *testing.T) {
 //	splits [ids]        prints the splits of the last plan (with their
 //	                    partition ids)
 //	explain             input: post-filter conjuncts, one a line
+//	drop-partition-after-listing
+//	                    input: partition ids dropped right after the next
+//	                    ListPartitions returns them
+//	stream-start mode=V [ts=N]
+//	                    input: an optional "partition: ..." line; the start
+//	                    offset StreamStart plans per bucket for a
+//	                    subscription in startup mode V (from ts for
+//	                    timestamp)
 func runPlannerGolden(t *testing.T, path, kind string) {
 	env := plannerEnv{kind: kind}
 	ctx := context.Background()
@@ -426,6 +442,15 @@ func runPlannerGolden(t *testing.T, path, kind string) {
 			}
 			env.planner = pl
 			return env.plan(ctx)
+		case "drop-partition-after-listing":
+			for _, name := range nonEmptyLines(d.Input) {
+				id, err := strconv.ParseInt(name, 10, 64)
+				require.NoError(t, err)
+				env.admin.dropAfterListing = append(env.admin.dropAfterListing, id)
+			}
+			return ""
+		case "stream-start":
+			return env.streamStart(ctx, t, d)
 		case "replan":
 			env.admin.resetCalls()
 			return env.plan(ctx)
@@ -479,6 +504,44 @@ func (env *plannerEnv) plan(ctx context.Context) string {
 	}
 	env.splits = splits
 	return calls + splitLines(splits)
+}
+
+func (env *plannerEnv) streamStart(ctx context.Context, t *testing.T, d *datadriven.TestData) string {
+	var mode string
+	d.ScanArgs(t, "mode", &mode)
+	start := planner.Startup{Mode: planner.StartupMode(mode)}
+	d.MaybeScanArgs(t, "ts", &start.Timestamp)
+	spec := planner.ScanSpec{Table: env.admin.table.Path, Limit: -1}
+	for _, line := range nonEmptyLines(d.Input) {
+		text, ok := strings.CutPrefix(line, "partition: ")
+		require.True(t, ok, line)
+		p, err := parseFilter(env.admin.table, text)
+		require.NoError(t, err, line)
+		spec.PartitionFilter = p
+	}
+	env.admin.resetCalls()
+	offsets, err := planner.StreamStart(ctx, env.admin, env.admin.table, spec, start)
+	calls := fmt.Sprintf("list-partitions=%d list-offsets=%d timestamp-offsets=%d\n",
+		env.admin.listPartitions, env.admin.listOffsets, env.admin.timestampOffsets)
+	if err != nil {
+		return calls + "error: " + err.Error() + "\n"
+	}
+	names := map[int64]string{metadata.NonPartitioned: "-"}
+	for _, p := range env.admin.partitions {
+		names[p.ID] = p.Name
+	}
+	buckets := slices.SortedFunc(maps.Keys(offsets), func(a, b metadata.TableBucket) int {
+		return cmp.Or(cmp.Compare(a.PartitionID, b.PartitionID), cmp.Compare(a.Bucket, b.Bucket))
+	})
+	var b strings.Builder
+	b.WriteString(calls)
+	for _, tb := range buckets {
+		fmt.Fprintf(&b, "partition=%s bucket=%d start=%d\n", names[tb.PartitionID], tb.Bucket, offsets[tb])
+	}
+	if len(buckets) == 0 {
+		b.WriteString("no buckets\n")
+	}
+	return b.String()
 }
 
 func nonEmptyLines(s string) []string {

@@ -80,11 +80,30 @@ func (s *Stream) Close() error {
 // reads each bucket up to the stop planned with the starts, and a
 // partition created later not at all.
 func (s *Session) OpenStream(ctx context.Context, sp *sqlplan.SelectPlan, req StreamRequest) (*Stream, error) {
-	if err := streamable(sp); err != nil {
+	st, base, opts, err := s.planStream(ctx, sp, req)
+	if err != nil {
 		return nil, err
 	}
+	ls, err := lakeunion.OpenStream(ctx, s.Engine, lakeunion.EngineSource(s.Engine, s.Lake), &base, opts)
+	if err != nil {
+		st.unpin()
+		return nil, err
+	}
+	st.Stream = ls
+	return st, nil
+}
+
+// planStream plans OpenStream's read: the table it subscribes to (t for
+// t$changelog) and the options of its lakeunion.Stream, the start
+// offsets and a full start's state. The returned Stream holds what that
+// state pins, and has no lakeunion.Stream yet.
+func (s *Session) planStream(ctx context.Context, sp *sqlplan.SelectPlan, req StreamRequest) (*Stream, metadata.TableInfo, lakeunion.StreamOptions, error) {
+	var opts lakeunion.StreamOptions
+	if err := streamable(sp); err != nil {
+		return nil, metadata.TableInfo{}, opts, err
+	}
 	if s.inTx() {
-		return nil, fmt.Errorf("%w: a streaming read inside a transaction (it would never end the transaction's view)", metadata.ErrUnsupported)
+		return nil, metadata.TableInfo{}, opts, fmt.Errorf("%w: a streaming read inside a transaction (it would never end the transaction's view)", metadata.ErrUnsupported)
 	}
 	binlog := sp.Virtual == sqlplan.VirtualBinlog
 	changelog := sp.Virtual == sqlplan.VirtualChangelog || binlog
@@ -94,17 +113,17 @@ func (s *Session) OpenStream(ctx context.Context, sp *sqlplan.SelectPlan, req St
 	}
 	pd := pushdown.Split(&sp.Table, sp.Where)
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, base, opts, err
 	}
 	partFilter := pd.PartitionFilter
 	if changelog && !binlog {
 		var err error
 		if partFilter, err = planner.ChangelogBaseFilter(partFilter); err != nil {
-			return nil, fmt.Errorf("partition filter on %s$changelog: %w", base.Path, err)
+			return nil, base, opts, fmt.Errorf("partition filter on %s$changelog: %w", base.Path, err)
 		}
 	}
 	st := &Stream{Plan: sp, Layout: exec.NewLayout(len(sp.Table.Schema.Columns), sp.Columns), Filter: pd.PostFilter}
-	opts := lakeunion.StreamOptions{
+	opts = lakeunion.StreamOptions{
 		Options:         lakeunion.Options{Projection: sp.Columns, Filter: pd.Pushed, Changelog: changelog, Binlog: binlog, Threads: 1},
 		PartitionFilter: partFilter,
 		// The view and the KV snapshots of a full start are let go once
@@ -116,7 +135,7 @@ func (s *Session) OpenStream(ctx context.Context, sp *sqlplan.SelectPlan, req St
 		mode = planner.StartupFull
 	}
 	if err := planner.CheckBounded(&base, sp.Virtual, mode, req.Bounded); err != nil {
-		return nil, err
+		return nil, base, opts, err
 	}
 	if mode == planner.StartupFull && (changelog || !base.HasPrimaryKey() && !base.Config.DatalakeEnabled) {
 		mode = planner.StartupEarliest
@@ -142,15 +161,9 @@ func (s *Session) OpenStream(ctx context.Context, sp *sqlplan.SelectPlan, req St
 	}
 	if err != nil {
 		st.unpin()
-		return nil, err
+		return nil, base, opts, err
 	}
-	ls, err := lakeunion.OpenStream(ctx, s.Engine, lakeunion.EngineSource(s.Engine, s.Lake), &base, opts)
-	if err != nil {
-		st.unpin()
-		return nil, err
-	}
-	st.Stream = ls
-	return st, nil
+	return st, base, opts, nil
 }
 
 // streamable refuses what a streaming read cannot answer: anything but

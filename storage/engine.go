@@ -72,6 +72,9 @@ type Engine struct {
 	}
 	// views are the open read views, released at Close.
 	views viewSet
+	// kvPins counts the pins held on KV snapshots, by read views, snapshot
+	// readers and PinKvSnapshot, for Pins.
+	kvPins atomic.Int64
 	// conflicts is the first-committer-wins bookkeeping of write views
 	// (conflict.go).
 	conflicts conflictSet

@@ -928,12 +928,19 @@ func (e *Engine) pinSnapshotLocked(tb metadata.TableBucket, snapshotID int64) (*
 		defer kb.mu.Unlock()
 		for _, s := range kb.mu.snaps {
 			if s.id == snapshotID {
-				s.pins++
+				e.pinLocked(s)
 				return kb, s, nil
 			}
 		}
 	}
 	return nil, nil, fmt.Errorf("KV snapshot %d of %s: %w", snapshotID, tb, metadata.ErrNotFound)
+}
+
+// pinLocked pins a snapshot of a bucket. The caller holds the bucket's
+// mu.
+func (e *Engine) pinLocked(s *kvSnap) {
+	s.pins++
+	e.kvPins.Add(1)
 }
 
 // unpinSnapshot releases one pin; a snapshot that is no longer the latest
@@ -942,6 +949,7 @@ func (e *Engine) unpinSnapshot(kb *kvBucket, snap *kvSnap) {
 	kb.mu.Lock()
 	defer kb.mu.Unlock()
 	snap.pins--
+	e.kvPins.Add(-1)
 	if !kb.mu.dropped && !e.closedFlag.Load() {
 		e.gcSnapshotsLocked(kb)
 	}

@@ -490,7 +490,7 @@ func (e *Engine) restoreKvSnapshot(entry *tableEntry, kb *kvBucket, logStart, hw
 		kb.mu.Unlock()
 		return 0, fmt.Errorf("%w: %s: the log starts at %d and no KV snapshot covers the offsets before it", metadata.ErrCorrupt, tb, logStart)
 	}
-	s.pins++
+	e.pinLocked(s)
 	kb.mu.Unlock()
 	e.opts.Logger.Info("restoring a bucket's KV state from its KV snapshot", "bucket", tb.String(), "snapshot", s.rel, "log_offset", s.logOffset)
 	r := &KvSnapshotReader{e: e, kb: kb, snap: s, mem: e.opts.Allocator}

@@ -67,9 +67,11 @@ func TestReadViewPinsKvSnapshot(t *testing.T) {
 	_, err := e.TakeKvSnapshots(ctx, path("kv"))
 	require.NoError(t, err)
 	upsert(t, e, "kv", []any{"b", 2, int64(2)})
+	require.Equal(t, Pins{}, e.Pins())
 
 	v, err := e.ReadView(ctx)
 	require.NoError(t, err)
+	require.Equal(t, Pins{ReadViews: 1, KvSnapshots: 1}, e.Pins())
 	snap, ok := v.KvSnapshot(tb)
 	require.True(t, ok)
 	_, stop := v.LogOffsets(tb)
@@ -84,8 +86,15 @@ func TestReadViewPinsKvSnapshot(t *testing.T) {
 	}
 	r, err := e.ReadKvSnapshot(ctx, tb, snap.SnapshotID, ReadOptions{})
 	require.NoError(t, err, "pinned by the view")
+	require.Equal(t, Pins{ReadViews: 1, KvSnapshots: 2}, e.Pins(), "the view's pin and the reader's")
+	release, err := e.PinKvSnapshot(tb, snap.SnapshotID)
+	require.NoError(t, err)
+	require.EqualValues(t, 3, e.Pins().KvSnapshots)
+	release()
+	release()
 	require.NoError(t, r.Close())
 	require.NoError(t, v.Close())
+	require.Equal(t, Pins{}, e.Pins(), "released by Close")
 	_, err = e.ReadKvSnapshot(ctx, tb, snap.SnapshotID, ReadOptions{})
 	require.ErrorIs(t, err, metadata.ErrNotFound, "released by Close")
 }

@@ -196,7 +196,7 @@ func (s *Subscription) Next(ctx context.Context) bool {
 			}
 			s.closeReader()
 			if rerr != nil {
-				s.err = s.readError(rerr)
+				s.err = s.readError(s.cur, rerr)
 			}
 			continue
 		}
@@ -265,7 +265,7 @@ func (s *Subscription) openNext(ctx context.Context) (found bool, err error) {
 		r, err := s.e.ReadLog(ctx, b.tb, b.next, b.stop, s.opts.ReadOptions)
 		if err != nil {
 			// A dropped partition's bucket leaves: look again.
-			return true, s.readError(err)
+			return true, s.readError(b, err)
 		}
 		s.cur, s.reader = b, r
 		return true, nil
@@ -273,13 +273,14 @@ func (s *Subscription) openNext(ctx context.Context) (found bool, err error) {
 	return false, nil
 }
 
-// readError is nil when err comes from a bucket whose partition was
-// dropped (the bucket leaves the subscription); else err, named.
-func (s *Subscription) readError(err error) error {
+// readError is nil when err comes from reading b, a bucket whose
+// partition was dropped (the bucket leaves the subscription); else err,
+// named.
+func (s *Subscription) readError(b *subBucket, err error) error {
 	if rerr := s.refresh(); rerr != nil {
 		return rerr
 	}
-	if s.cur != nil && !slices.Contains(s.buckets, s.cur) {
+	if b != nil && !slices.Contains(s.buckets, b) {
 		return nil
 	}
 	return fmt.Errorf("subscription of %s: %w", s.table.Path, err)
