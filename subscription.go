@@ -281,14 +281,21 @@ func (s *Subscription) Next() bool {
 	return false
 }
 
-// build puts the system columns before the visible rows of b.
+// build puts the system columns before the visible rows of b. A batch
+// without a selection vector shares its columns that already have the
+// schema's types, as QueryArrow does; otherwise the visible rows are
+// copied.
 func (s *Subscription) build(b query.Batch, meta query.StreamMeta) (arrow.RecordBatch, error) {
+	sys := len(subscriptionColumns())
 	bld := array.NewRecordBuilder(s.mem, s.schema)
 	defer bld.Release()
 	n := b.NumRows()
 	ct, part := bld.Field(0).(*array.StringBuilder), bld.Field(1).(*array.StringBuilder)
 	bucket, off := bld.Field(2).(*array.Int32Builder), bld.Field(3).(*array.Int64Builder)
 	ts := bld.Field(4).(*array.TimestampBuilder)
+	for _, f := range bld.Fields()[:sys] {
+		f.Reserve(n)
+	}
 	state := "+I"
 	if s.logRows {
 		state = "+A"
@@ -324,16 +331,32 @@ func (s *Subscription) build(b query.Batch, meta query.StreamMeta) (arrow.Record
 			ts.Append(arrow.Timestamp(meta.CommitTimestamp))
 		}
 	}
+	cols := make([]arrow.Array, 0, sys+len(s.cols))
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	for _, f := range bld.Fields()[:sys] {
+		cols = append(cols, f.NewArray())
+	}
 	for i, c := range s.cols {
-		arr, fb := b.Rec.Column(s.sub.Positions[i]), bld.Field(len(subscriptionColumns())+i)
+		arr := b.Rec.Column(s.sub.Positions[i])
+		if b.Sel == nil && arrow.TypeEqual(arr.DataType(), s.schema.Field(sys+i).Type) {
+			arr.Retain()
+			cols = append(cols, arr)
+			continue
+		}
+		fb := bld.Field(sys + i)
 		fb.Reserve(n)
 		for k := range n {
 			if err := metadata.AppendValue(fb, c.Type, metadata.ValueAt(arr, c.Type, b.Row(k))); err != nil {
 				return nil, fmt.Errorf("column %s: %w", c.Name, err)
 			}
 		}
+		cols = append(cols, fb.NewArray())
 	}
-	return bld.NewRecordBatch(), nil
+	return array.NewRecordBatch(s.schema, cols, int64(n)), nil
 }
 
 func (s *Subscription) release() {
