@@ -66,6 +66,8 @@ type harness struct {
 	machine []string
 	// stRows is how many rows the streaming workloads' table holds.
 	stRows int64
+	// s3Tables numbers S3's tables of the rows behind.
+	s3Tables int
 	// streams is set once a streaming workload has a result row.
 	streams bool
 }

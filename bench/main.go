@@ -73,7 +73,7 @@ func main() {
 	flag.DurationVar(&cfg.lookupTime, "lookup-time", 500*time.Millisecond, "a W6 run stops after this, once it has 1,000 lookups")
 	flag.DurationVar(&cfg.txnTime, "txn-time", time.Second, "how long each T1 run moves money")
 	flag.DurationVar(&cfg.streamTime, "stream-time", 2*time.Second, "how long each S1 run writes, at 1,000 INSERTs a second")
-	flag.DurationVar(&cfg.idleTime, "idle-time", 10*time.Second, "how long SIDLE's subscription waits idle")
+	flag.DurationVar(&cfg.idleTime, "idle-time", 10*time.Second, "how long SIDLEbase and SIDLE each measure the idle process")
 	flag.StringVar(&rssList, "rss", "1000000,10000000", "row counts at which W1's peak RSS is measured (those above -rows are skipped; -rows itself always is)")
 	flag.StringVar(&only, "only", "", "comma-separated workloads to run (W1,...,W9,T2,RSS,J1,J2,J3,J1MEM,T1,S1,S2,S3,SIDLE); default all")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
