@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -75,13 +76,17 @@ import (
 //	           and for a redo record uvarint batch count and per batch
 //	           uvarint length and its bytes
 //
-// A record cut short, or a bad last record, is an append that never
-// completed and is ignored (a torn record was never fsynced, so its
-// commit never returned). A bad record with records after it is damage:
-// Open fails with ErrCorrupt naming the file and position rather than
-// guess which logs to cut. The file is emptied whenever no commit is in
-// flight and it has grown past journalCompactBytes (after the segments
-// of its redo records are fsynced), and on every Open after recovery.
+// The file is kept at a fixed size (journalPreallocBytes), zeroed past
+// its last record, so that records overwrite blocks it has: a zero
+// length field ends the records. A record cut short, or a bad last
+// record (one followed by the zeroes or the end of the file), is an
+// append that never completed and is ignored (a torn record was never
+// fsynced, so its commit never returned). A bad record with records
+// after it is damage: Open fails with ErrCorrupt naming the file and
+// position rather than guess which logs to cut. The file is emptied
+// (zeroed back) whenever no commit is in flight and it has grown past
+// journalCompactBytes (after the segments of its redo records are
+// fsynced), and on every Open after recovery.
 
 // journalCompactBytes is the size past which the journal is emptied as
 // soon as no commit is in flight; a variable for tests.
@@ -134,6 +139,8 @@ type commitJournal struct {
 	size     int64
 	nextID   uint64
 	inflight int // records written and not yet finished
+	// high bounds the bytes written since the file was last zeroed.
+	high int64
 	// appended counts every byte ever appended and syncedTo the count an
 	// fsync covered: group commit compares them (file positions restart
 	// when the file is emptied).
@@ -187,6 +194,11 @@ func openJournal(fsys FS, root string, doSync bool) (*commitJournal, map[uint64]
 		return nil, nil, err
 	}
 	j.size, j.syncedSize, j.nextID = size, size, maxID+1
+	if st, err := f.Stat(); err == nil {
+		j.high = st.Size()
+	} else {
+		j.high = math.MaxInt64
+	}
 	return j, open, nil
 }
 
@@ -213,13 +225,16 @@ func readJournal(f File) (map[uint64]journalRecord, int64, uint64, error) {
 			break // torn tail
 		}
 		n := int64(binary.LittleEndian.Uint32(rest))
+		if n == 0 {
+			break // the zeroes after the last record
+		}
 		if n > maxJournalRecord || journalHeaderSize+n > int64(len(rest)) {
 			break // torn tail: the length runs past the end of the file
 		}
 		payload := rest[journalHeaderSize : journalHeaderSize+n]
 		end := pos + journalHeaderSize + n
 		if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(rest[4:]) {
-			if end == fileSize {
+			if endsRecords(data[end:]) {
 				break // a bad last record: torn
 			}
 			return nil, 0, 0, fmt.Errorf("%w: commit journal %s: byte %d: record CRC mismatch", metadata.ErrCorrupt, journalFile, pos)
@@ -238,6 +253,12 @@ func readJournal(f File) (map[uint64]journalRecord, int64, uint64, error) {
 		pos = end
 	}
 	return open, pos, maxID, nil
+}
+
+// endsRecords reports whether rest, what follows a record, holds no
+// further record: the end of the file, or a zero length field.
+func endsRecords(rest []byte) bool {
+	return len(rest) < journalHeaderSize || binary.LittleEndian.Uint32(rest) == 0
 }
 
 func encodeJournalRecord(kind byte, id uint64, entries []journalEntry) []byte {
@@ -350,20 +371,49 @@ func (j *commitJournal) reset() error {
 		return nil
 	}
 	// Records cut short at the tail, if any, go too.
-	return j.truncateLocked(0, j.sync)
+	return j.clearLocked()
 }
 
-func (j *commitJournal) truncateLocked(size int64, doSync bool) error {
-	if err := j.f.Truncate(size); err != nil {
-		return fmt.Errorf("truncate commit journal %s: %w", journalFile, err)
+// journalPreallocBytes is the size the file is kept at: past the point
+// where it is emptied, with room for the record that crosses it.
+func journalPreallocBytes() int64 { return journalCompactBytes + 128<<10 }
+
+// clearLocked makes the file hold no record, the next one going at its
+// start. The file is zeroed over what was written and kept at
+// journalPreallocBytes rather than shortened: records then overwrite
+// blocks the file already has, and their fsync need not make a new
+// file size durable, which costs a commit of the file system's own
+// journal. A zero length field ends the records when the file is read.
+// The zeroes are fsynced (with Sync): a record written over the old
+// ones and cut short by a crash must not leave them readable after it.
+func (j *commitJournal) clearLocked() error {
+	st, err := j.f.Stat()
+	if err != nil {
+		return fmt.Errorf("empty commit journal %s: %w", journalFile, err)
 	}
-	if doSync {
+	want := journalPreallocBytes()
+	if st.Size() > want {
+		if err := j.f.Truncate(want); err != nil {
+			return fmt.Errorf("empty commit journal %s: %w", journalFile, err)
+		}
+	}
+	// What was written may be non-zero; past the old end of the file
+	// the zeroes extend it to its size.
+	size := min(st.Size(), want)
+	zeros := make([]byte, 64<<10)
+	for _, r := range [][2]int64{{0, min(j.high, size)}, {size, want}} {
+		for off := r[0]; off < r[1]; off += int64(len(zeros)) {
+			if _, err := j.f.WriteAt(zeros[:min(int64(len(zeros)), r[1]-off)], off); err != nil {
+				return fmt.Errorf("empty commit journal %s: %w", journalFile, err)
+			}
+		}
+	}
+	if j.sync {
 		if err := j.f.Sync(); err != nil {
 			return fmt.Errorf("sync commit journal %s: %w", journalFile, err)
 		}
 	}
-	j.size = size
-	j.syncedSize = min(j.syncedSize, size)
+	j.size, j.high, j.syncedSize = 0, 0, 0
 	return nil
 }
 
@@ -477,6 +527,11 @@ func (j *commitJournal) prepareLocked() (uint64, *journalError) {
 			}
 		}
 		j.f = f
+		if err := j.clearLocked(); err != nil {
+			j.f = nil
+			f.Close()
+			return 0, &journalError{err: fmt.Errorf("create commit journal %s: %w", journalFile, err)}
+		}
 	}
 	if j.inflight == 0 && j.size > journalCompactBytes {
 		if err := j.emptyLocked(); err != nil {
@@ -490,14 +545,12 @@ func (j *commitJournal) prepareLocked() (uint64, *journalError) {
 
 // emptyLocked empties the file once no commit is in flight: the
 // segments its redo records wrote are fsynced first, for the records go
-// with it. The truncation itself is not synced: the next record's fsync
-// The truncation is fsynced too: a record written over the old ones
-// and cut short by a crash would otherwise read as damage before them.
+// with it.
 func (j *commitJournal) emptyLocked() error {
 	if err := j.flushDeferredLocked(); err != nil {
 		return err
 	}
-	return j.truncateLocked(0, j.sync)
+	return j.clearLocked()
 }
 
 // empty empties the file when no commit is in flight, as Close does.
@@ -595,6 +648,7 @@ func (j *commitJournal) appendLocked(rec []byte, doSync bool) *journalError {
 		return jerr
 	}
 	j.size += int64(len(rec))
+	j.high = max(j.high, j.size)
 	j.appended += int64(len(rec))
 	if doSync {
 		if err := j.f.Sync(); err != nil {

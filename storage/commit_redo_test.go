@@ -172,6 +172,9 @@ func TestRedoGroupCommit(t *testing.T) {
 	e := redoEngine(t, syncs, nil)
 	defer e.Close()
 	createCommitTables(t, e)
+	// The first commit creates the journal (and fsyncs its zeroes).
+	_, err := e.Commit(ctx, smallCommit(0))
+	require.NoError(t, err)
 	before := syncs.n.Load()
 	const writers, each = 8, 25
 	var wg sync.WaitGroup
@@ -233,4 +236,23 @@ func memBatchStarts(t *testing.T, f File, size int64) []int64 {
 		pos += 12 + int64(binary.LittleEndian.Uint32(hdr[8:]))
 	}
 	return out
+}
+
+// journalRecordBytes returns the bytes of whole records the commit
+// journal at name holds (0: it holds none).
+func journalRecordBytes(t *testing.T, fsys FS, name string) int64 {
+	t.Helper()
+	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	_, n, _, err := readJournal(f)
+	require.NoError(t, err)
+	return n
+}
+
+func fileSize(t *testing.T, name string) int64 {
+	t.Helper()
+	st, err := os.Stat(name)
+	require.NoError(t, err)
+	return st.Size()
 }

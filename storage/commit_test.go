@@ -130,9 +130,7 @@ func TestCommitIsAtomicAcrossTablesAndPartitions(t *testing.T) {
 
 	e, _ := testEngine(t, dir, nil)
 	require.Equal(t, all, commitState(t, e), "a committed commit is all there after reopen")
-	st, err := os.Stat(filepath.Join(dir, journalFile))
-	require.NoError(t, err)
-	require.Zero(t, st.Size(), "Open empties the journal")
+	require.Zero(t, journalRecordBytes(t, DiskFS(), filepath.Join(dir, journalFile)), "Open empties the journal")
 }
 
 func TestCommitAppliesWritesInOrder(t *testing.T) {
@@ -261,12 +259,10 @@ func testCommitCrashPoints(t *testing.T) {
 		e, _ := testEngine(t, "", onFS)
 		defer e.Close()
 		after = commitState(t, e)
-		st, err := fsys.Stat(filepath.Join("db", journalFile))
-		require.NoError(t, err)
-		require.Zero(t, st.Size(), "Open settles and empties the journal")
+		require.Zero(t, journalRecordBytes(t, fsys, filepath.Join("db", journalFile)), "Open settles and empties the journal")
 		// The engine works after recovery; its batches follow on at the
 		// recovered log ends.
-		_, err = e.Commit(ctx, []Write{{Path: path("ev"), Kind: WriteAppend, Rows: evRows("a", 1000, 1001)}})
+		_, err := e.Commit(ctx, []Write{{Path: path("ev"), Kind: WriteAppend, Rows: evRows("a", 1000, 1001)}})
 		require.NoError(t, err)
 		require.Len(t, commitState(t, e), len(after)+2)
 		return none, after, stopped
@@ -496,9 +492,8 @@ func TestCommitJournalIsKeptSmall(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	st, err := os.Stat(filepath.Join(dir, journalFile))
-	require.NoError(t, err)
-	require.Less(t, st.Size(), int64(600), "the journal is emptied once past its threshold")
+	require.Less(t, journalRecordBytes(t, DiskFS(), filepath.Join(dir, journalFile)), int64(600), "the journal is emptied once past its threshold")
+	require.Equal(t, journalPreallocBytes(), fileSize(t, filepath.Join(dir, journalFile)), "the file keeps its size")
 	state := commitState(t, e)
 	require.Contains(t, state, "ev [350 a]")
 }
@@ -524,7 +519,11 @@ func TestCommitJournalDamage(t *testing.T) {
 	require.NotEmpty(t, good)
 
 	// A torn record after the intent is an append that never completed.
-	require.NoError(t, os.WriteFile(jpath, append(slices.Clone(good), 7, 0, 0), 0o644))
+	end := journalRecordBytes(t, DiskFS(), jpath)
+	require.NotZero(t, end)
+	torn := slices.Clone(good)
+	copy(torn[end:], []byte{7, 0, 0})
+	require.NoError(t, os.WriteFile(jpath, torn, 0o644))
 	func() {
 		e, _ := testEngine(t, dir, nil)
 		defer e.Close()
@@ -536,7 +535,9 @@ func TestCommitJournalDamage(t *testing.T) {
 	crashed()
 	good, err = os.ReadFile(jpath)
 	require.NoError(t, err)
-	bad := append(slices.Clone(good), encodeJournalRecord(journalDone, 12345, nil)...)
+	end = journalRecordBytes(t, DiskFS(), jpath)
+	bad := slices.Clone(good)
+	copy(bad[end:], encodeJournalRecord(journalDone, 12345, nil))
 	bad[journalHeaderSize+1] ^= 0xff
 	require.NoError(t, os.WriteFile(jpath, bad, 0o644))
 	opts := DefaultOptions()
