@@ -325,63 +325,140 @@ func (s *Subscription) Next() bool {
 	return false
 }
 
-// build puts the system columns before the visible rows of b.
+// build puts the system columns before the visible rows of b. A batch
+// without a selection vector shares its columns that already have the
+// schema's types, as QueryArrow does; otherwise the visible rows are
+// copied. The system columns are written straight into their buffers:
+// through builders, one call per cell, they cost more than reading the
+// batch.
 func (s *Subscription) build(b query.Batch, meta query.StreamMeta) (arrow.RecordBatch, error) {
-	bld := array.NewRecordBuilder(s.mem, s.schema)
-	defer bld.Release()
+	sys := len(subscriptionColumns())
 	n := b.NumRows()
-	ct, part := bld.Field(0).(*array.StringBuilder), bld.Field(1).(*array.StringBuilder)
-	bucket, off := bld.Field(2).(*array.Int32Builder), bld.Field(3).(*array.Int64Builder)
-	ts := bld.Field(4).(*array.TimestampBuilder)
+	cols := make([]arrow.Array, 0, sys+len(s.cols))
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
 	state := "+I"
 	if s.logRows {
 		state = "+A"
 	}
-	for k := range n {
-		row := b.Row(k)
-		switch {
-		case meta.Snapshot:
-			ct.Append(state)
-		case meta.ChangeTypes == nil:
-			ct.Append(metadata.ChangeAppendOnly.String())
-		default:
+	changeType := func(int) string { return state }
+	switch {
+	case meta.Snapshot:
+	case meta.ChangeTypes == nil:
+		state = metadata.ChangeAppendOnly.String()
+	default:
+		for k := range n {
+			row := b.Row(k)
 			if row >= len(meta.ChangeTypes) {
 				return nil, fmt.Errorf("%w: %s: row %d of a batch of %d change types", metadata.ErrCorrupt, meta.TableBucket, row, len(meta.ChangeTypes))
 			}
-			c := meta.ChangeTypes[row]
-			if !c.Valid() {
+			if c := meta.ChangeTypes[row]; !c.Valid() {
 				return nil, fmt.Errorf("%w: %s offset %d has change type %d", metadata.ErrCorrupt, meta.TableBucket, meta.BaseOffset+int64(row), c)
 			}
-			ct.Append(c.String())
 		}
-		if meta.TableBucket.PartitionID == metadata.NonPartitioned {
-			part.AppendNull()
-		} else {
-			part.Append(meta.Partition)
-		}
-		bucket.Append(meta.TableBucket.Bucket)
-		if meta.Snapshot {
-			off.AppendNull()
-			ts.AppendNull()
-		} else {
-			o := meta.BaseOffset + int64(row)
-			if meta.RowOffsets != nil {
-				o = meta.RowOffsets[row]
-			}
-			off.Append(o)
-			ts.Append(arrow.Timestamp(meta.CommitTimestamp))
-		}
+		changeType = func(k int) string { return meta.ChangeTypes[b.Row(k)].String() }
 	}
+	cols = append(cols, sysStringColumn(s.mem, n, changeType))
+	if meta.TableBucket.PartitionID == metadata.NonPartitioned {
+		cols = append(cols, array.MakeArrayOfNull(s.mem, arrow.BinaryTypes.String, n))
+	} else {
+		cols = append(cols, sysStringColumn(s.mem, n, func(int) string { return meta.Partition }))
+	}
+	cols = append(cols, sysInt32Column(s.mem, n, func(int) int32 { return meta.TableBucket.Bucket }))
+	if meta.Snapshot {
+		cols = append(cols, array.MakeArrayOfNull(s.mem, arrow.PrimitiveTypes.Int64, n),
+			array.MakeArrayOfNull(s.mem, s.schema.Field(4).Type, n))
+	} else {
+		cols = append(cols,
+			sysInt64Column(s.mem, arrow.PrimitiveTypes.Int64, n, func(k int) int64 {
+				if meta.RowOffsets != nil {
+					// A binlog row's offset is its own (an update's -U).
+					return meta.RowOffsets[b.Row(k)]
+				}
+				return meta.BaseOffset + int64(b.Row(k))
+			}),
+			sysInt64Column(s.mem, s.schema.Field(4).Type, n, func(int) int64 { return meta.CommitTimestamp }))
+	}
+	var bld *array.RecordBuilder
 	for i, c := range s.cols {
-		arr, fb := b.Rec.Column(s.sub.Positions[i]), bld.Field(len(subscriptionColumns())+i)
+		arr := b.Rec.Column(s.sub.Positions[i])
+		if b.Sel == nil && arrow.TypeEqual(arr.DataType(), s.schema.Field(sys+i).Type) {
+			arr.Retain()
+			cols = append(cols, arr)
+			continue
+		}
+		if bld == nil {
+			bld = array.NewRecordBuilder(s.mem, s.schema)
+			defer bld.Release()
+		}
+		fb := bld.Field(sys + i)
 		fb.Reserve(n)
 		for k := range n {
 			if err := metadata.AppendValue(fb, c.Type, metadata.ValueAt(arr, c.Type, b.Row(k))); err != nil {
 				return nil, fmt.Errorf("column %s: %w", c.Name, err)
 			}
 		}
+		cols = append(cols, fb.NewArray())
 	}
-	return bld.NewRecordBatch(), nil
+	return array.NewRecordBatch(s.schema, cols, int64(n)), nil
+}
+
+// sysInt32Column is an INT column of n values without nulls, at(k) the
+// k-th.
+func sysInt32Column(mem memory.Allocator, n int, at func(k int) int32) arrow.Array {
+	buf := memory.NewResizableBuffer(mem)
+	defer buf.Release()
+	buf.Resize(n * arrow.Int32SizeBytes)
+	vals := arrow.Int32Traits.CastFromBytes(buf.Bytes())
+	for k := range vals {
+		vals[k] = at(k)
+	}
+	data := array.NewData(arrow.PrimitiveTypes.Int32, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
+	defer data.Release()
+	return array.MakeFromData(data)
+}
+
+// sysInt64Column is a column of n 64-bit values without nulls, of type dt
+// (BIGINT, or a timestamp's), at(k) the k-th.
+func sysInt64Column(mem memory.Allocator, dt arrow.DataType, n int, at func(k int) int64) arrow.Array {
+	buf := memory.NewResizableBuffer(mem)
+	defer buf.Release()
+	buf.Resize(n * arrow.Int64SizeBytes)
+	vals := arrow.Int64Traits.CastFromBytes(buf.Bytes())
+	for k := range vals {
+		vals[k] = at(k)
+	}
+	data := array.NewData(dt, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
+	defer data.Release()
+	return array.MakeFromData(data)
+}
+
+// sysStringColumn is a STRING column of n values without nulls, at(k) the
+// k-th.
+func sysStringColumn(mem memory.Allocator, n int, at func(k int) string) arrow.Array {
+	size := 0
+	for k := range n {
+		size += len(at(k))
+	}
+	offsets := memory.NewResizableBuffer(mem)
+	defer offsets.Release()
+	offsets.Resize((n + 1) * arrow.Int32SizeBytes)
+	values := memory.NewResizableBuffer(mem)
+	defer values.Release()
+	values.Resize(size)
+	off := arrow.Int32Traits.CastFromBytes(offsets.Bytes())
+	dst := values.Bytes()[:0]
+	for k := range n {
+		off[k] = int32(len(dst))
+		dst = append(dst, at(k)...)
+	}
+	off[n] = int32(len(dst))
+	data := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{nil, offsets, values}, nil, 0, 0)
+	defer data.Release()
+	return array.MakeFromData(data)
 }
 
 func (s *Subscription) release() {

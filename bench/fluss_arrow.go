@@ -95,17 +95,22 @@ func (e *flussEngine) appendReady(ctx context.Context, g gen, rows int) (time.Du
 		return 0, err
 	}
 	defer e.sqlDB.ExecContext(ctx, `DROP TABLE `+table)
+	recs := readyBatches(g, 0, int64(rows))
+	defer releaseAll(recs)
+	start := time.Now()
+	err := e.appendBatches(ctx, table, recs)
+	return time.Since(start), err
+}
+
+// readyBatches builds the rows [from, to) of g (generation 0) as record
+// batches of arrowBatchRows rows; the caller releases them.
+func readyBatches(g gen, from, to int64) []arrow.RecordBatch {
 	var recs []arrow.RecordBatch
-	defer func() {
-		for _, r := range recs {
-			r.Release()
-		}
-	}()
 	b := array.NewRecordBuilder(memory.DefaultAllocator, flussArrowSchema(false))
 	defer b.Release()
-	for lo := 0; lo < rows; lo += arrowBatchRows {
-		for i := lo; i < min(lo+arrowBatchRows, rows); i++ {
-			r := g.at(int64(i), 0)
+	for lo := from; lo < to; lo += arrowBatchRows {
+		for i := lo; i < min(lo+arrowBatchRows, to); i++ {
+			r := g.at(i, 0)
 			b.Field(0).(*array.Int64Builder).Append(r.id)
 			b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(r.ts.UnixMilli()))
 			b.Field(2).(*array.Int32Builder).Append(r.k)
@@ -114,25 +119,36 @@ func (e *flussEngine) appendReady(ctx context.Context, g gen, rows int) (time.Du
 		}
 		recs = append(recs, b.NewRecordBatch())
 	}
+	return recs
+}
+
+func releaseAll(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
+
+// appendBatches writes recs into table with AppendArrow, each call
+// durable when it returns, and checks every row was written.
+func (e *flussEngine) appendBatches(ctx context.Context, table string, recs []arrow.RecordBatch) error {
 	conn, err := e.sqlDB.Conn(ctx)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer conn.Close()
-	start := time.Now()
-	var n int64
+	var n, want int64
 	for _, rec := range recs {
 		m, err := fluss.AppendArrow(ctx, conn, table, rec)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		n += m
+		want += rec.NumRows()
 	}
-	d := time.Since(start)
-	if n != int64(rows) {
-		return 0, fmt.Errorf("AppendArrow into %s wrote %d rows, want %d", table, n, rows)
+	if n != want {
+		return fmt.Errorf("AppendArrow into %s wrote %d rows, want %d", table, n, want)
 	}
-	return d, nil
+	return nil
 }
 
 // arrowScan reads t through fluss.QueryArrow.

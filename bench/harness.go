@@ -64,6 +64,12 @@ type harness struct {
 	// missing feature: the run then exits non-zero.
 	failed  bool
 	machine []string
+	// stRows is how many rows the streaming workloads' table holds.
+	stRows int64
+	// s3Tables numbers S3's tables of the rows behind.
+	s3Tables int
+	// streams is set once a streaming workload has a result row.
+	streams bool
 }
 
 func newHarness(ctx context.Context, cfg config, dir string) (*harness, error) {
@@ -255,7 +261,13 @@ func (h *harness) runAll(ctx context.Context) error {
 	if h.want("T1") {
 		h.t1(ctx)
 	}
-	return h.runJoins(ctx)
+	if err := h.runJoins(ctx); err != nil {
+		return err
+	}
+	if h.wantStreams() {
+		return h.runStreams(ctx)
+	}
+	return nil
 }
 
 // timedScan times scanAll and checks the row count and, unless wantSum is

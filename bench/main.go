@@ -45,6 +45,8 @@ type config struct {
 	insertTime time.Duration
 	lookupTime time.Duration
 	txnTime    time.Duration
+	streamTime time.Duration
+	idleTime   time.Duration
 	rssSizes   []int64
 	only       map[string]bool
 }
@@ -70,8 +72,10 @@ func main() {
 	flag.DurationVar(&cfg.insertTime, "insert-time", time.Second, "a W7 run stops after the statement that passes this")
 	flag.DurationVar(&cfg.lookupTime, "lookup-time", 500*time.Millisecond, "a W6 run stops after this, once it has 1,000 lookups")
 	flag.DurationVar(&cfg.txnTime, "txn-time", time.Second, "how long each T1 run moves money")
+	flag.DurationVar(&cfg.streamTime, "stream-time", 2*time.Second, "how long each S1 run writes, at 1,000 INSERTs a second")
+	flag.DurationVar(&cfg.idleTime, "idle-time", 10*time.Second, "how long SIDLEbase and SIDLE each measure the idle process")
 	flag.StringVar(&rssList, "rss", "1000000,10000000", "row counts at which W1's peak RSS is measured (those above -rows are skipped; -rows itself always is)")
-	flag.StringVar(&only, "only", "", "comma-separated workloads to run (W1,...,W9,T2,RSS,J1,J2,J3,J1MEM,T1); default all")
+	flag.StringVar(&only, "only", "", "comma-separated workloads to run (W1,...,W9,T2,RSS,J1,J2,J3,J1MEM,T1,S1,S2,S3,SIDLE); default all")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.StringVar(&childDrv, "child-driver", "", "internal: run W1 once on this driver and exit (peak RSS measurement)")
 	flag.StringVar(&childDSN, "child-dsn", "", "internal: the DSN of -child-driver")
@@ -85,6 +89,9 @@ func main() {
 	}
 	if cfg.joinRows != 0 && cfg.joinRows < 1000 {
 		log.Fatal("-join-rows must be at least 1000 (or 0: -rows)")
+	}
+	if cfg.streamTime < 100*time.Millisecond || cfg.idleTime < time.Second {
+		log.Fatal("-stream-time must be at least 100ms and -idle-time at least 1s")
 	}
 	if cfg.rows < 1000 || cfg.runs < 1 || cfg.lookups < 1 || cfg.joinKeys < 1 || cfg.insertRows < 1 || cfg.arrowRows < 1 {
 		log.Fatal("-rows must be at least 1000; -runs, -lookups, -join-keys, -insert-rows and -arrow-rows at least 1")

@@ -24,6 +24,8 @@ func format(v float64, unit string) string {
 		return fmt.Sprintf("%.1f µs", v)
 	case "MiB":
 		return fmt.Sprintf("%.0f MiB", v)
+	case "ms/s":
+		return fmt.Sprintf("%.3f ms/s", v)
 	}
 	return fmt.Sprintf("%.1f %s", v, unit)
 }
@@ -64,6 +66,8 @@ func decimals(unit string) int {
 	switch unit {
 	case "µs", "ms":
 		return 1
+	case "ms/s":
+		return 3
 	}
 	return 0
 }
@@ -90,7 +94,7 @@ func (h *harness) report(w io.Writer) {
 	for _, r := range h.results {
 		fmt.Fprintf(w, "%-7s %s\n", r.id, r.title)
 	}
-	fmt.Fprintln(w, "\nbars (issues 8, 16 and 17), from this run's medians:")
+	fmt.Fprintln(w, "\nbars (issues 8, 16, 17 and 18), from this run's medians:")
 	for _, b := range h.bars() {
 		fmt.Fprintf(w, "  %-6s %-58s %s\n", b.status, b.name, b.detail)
 	}
@@ -102,13 +106,16 @@ func (h *harness) report(w io.Writer) {
 			}
 		}
 	}
+	if h.streams {
+		notes = append(notes, "  "+noSubscriptions)
+	}
 	if len(notes) > 0 {
 		fmt.Fprintln(w, "\nnotes:")
 		fmt.Fprintln(w, strings.Join(notes, "\n"))
 	}
 }
 
-// bar is one of the performance bars of issues 8, 16 and 17, judged on this run.
+// bar is one of the performance bars of issues 8, 16, 17 and 18, judged on this run.
 type bar struct {
 	name, status, detail string
 }
@@ -167,7 +174,27 @@ func (h *harness) bars() []bar {
 		s, okS := get(id, colSQLite)
 		check(id+" transfers/s at least SQLite's", f, s, okF, okS, 1, false, "fluss/SQLite tx/s")
 	}
-	return append(out, h.joinBars(get)...)
+	out = append(out, h.joinBars(get)...)
+	return append(out, streamBars(get)...)
+}
+
+// streamBars are issue 18's bars, fluss's alone.
+func streamBars(get func(id, c string) (float64, bool)) []bar {
+	s50, ok50 := get("S1p50", colFluss)
+	s99, ok99 := get("S1p99", colFluss)
+	s2, okS2 := get("S2", colFluss)
+	s2scan, okS2scan := get("S2scan", colFluss)
+	s3, okS3 := get("S3", colFluss)
+	s3scan, okS3scan := get("S3scan", colFluss)
+	idle, okIdle := get("SIDLE", colFluss)
+	idleBase, okIdleBase := get("SIDLEbase", colFluss)
+	return []bar{
+		judge("S1 subscription latency p50 at most 200 µs", s50, 1, ok50, true, 200, true, "p50 µs"),
+		judge("S1 subscription latency p99 at most 2 ms", s99, 1, ok99, true, 2000, true, "p99 µs"),
+		judge("S2 full subscription at least 80% of QueryArrow's rows/s", s2, s2scan, okS2, okS2scan, 0.8, false, "subscription/QueryArrow rows/s"),
+		judge("S3 catch-up at most a batch read + 10%", s3, s3scan, okS3, okS3scan, 1.1, true, "S3/QueryArrow time"),
+		judge(fmt.Sprintf("SIDLE idle subscription adds under %g ms of CPU per s", idleCPUBar), idle-idleBase, 1, okIdle && okIdleBase, true, idleCPUBar, true, "SIDLE-SIDLEbase CPU ms/s"),
+	}
 }
 
 // judge is the bar "a op limit*b" where a and b are medians: a/b at most
