@@ -28,7 +28,16 @@ type Conn struct {
 	// vars are the session variables SET changes (SET time_zone moves
 	// loc); they last as long as the connection, as in MySQL.
 	vars *query.Variables
+	// lookups keeps the point-lookup bindings (prepared.go) of the
+	// statements run on the connection, by their text, so that a SELECT
+	// run again through Query, not a prepared statement, keeps its
+	// binding too. A kept binding holds scratch buffers: it is the
+	// connection's, never shared with another.
+	lookups map[string]*preparedLookup
 }
+
+// maxKeptLookups bounds Conn.lookups; past it the map starts over.
+const maxKeptLookups = 256
 
 var (
 	_ driver.Conn               = (*Conn)(nil)
@@ -64,7 +73,15 @@ func (c *Conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, e
 		c.noteErr(err)
 		return nil, err
 	}
-	return &Stmt{conn: c, text: query, parsed: st}, nil
+	return &Stmt{conn: c, text: query, parsed: st, prepLookup: c.lookups[query]}, nil
+}
+
+// keepLookup remembers the point-lookup binding of the statement text.
+func (c *Conn) keepLookup(text string, pl *preparedLookup) {
+	if c.lookups == nil || len(c.lookups) >= maxKeptLookups {
+		c.lookups = map[string]*preparedLookup{}
+	}
+	c.lookups[text] = pl
 }
 
 // QueryContext parses and runs a query.

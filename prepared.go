@@ -20,7 +20,10 @@ import (
 // table id and schema), binds only its arguments, and goes straight to
 // the engine. Whatever a template does not cover, or a table that
 // changed, takes the full path, so the results and errors are those of a
-// fresh binding.
+// fresh binding. A connection keeps the point-lookup bindings of the
+// statements run on it, by their text (Conn.lookups), so a SELECT run
+// through Query, as database/sql's QueryRow does, keeps its binding like
+// a prepared statement.
 
 // preparedLookup is the point-lookup shape of a SELECT, with what its
 // result needs: the output columns and where each is in the table's row.
@@ -55,21 +58,26 @@ func (s *Stmt) lookupRows(ctx context.Context, args []sqlplan.Arg) (rows *Rows, 
 	if pl.tmpl.Index() != nil {
 		return s.indexRows(ctx, pl, key)
 	}
+	if tx := s.conn.tx; tx != nil && tx.buf != nil && tx.buf.Wrote(pl.key.Path()) {
+		// The transaction's own writes to the table are read by the
+		// full path, which lays them over its view.
+		return nil, false, nil
+	}
 	lookup := s.conn.engine().LookupKey
 	if v := s.conn.readView(); v != nil {
 		// In a transaction the key is read in its view.
 		lookup = v.LookupKey
 	}
 	row, found, err := lookup(ctx, pl.key, key)
-	if errors.Is(err, storage.ErrTableChanged) {
-		s.prepLookup = nil
-		return nil, false, nil
-	}
 	if errors.Is(err, storage.ErrLookupInLake) {
 		return nil, false, nil // the full path reads the lake
 	}
 	if err != nil {
-		return nil, true, err
+		// The table changed, went, or its name is a view's now; or the
+		// read failed, which the full path reports as a fresh binding
+		// would.
+		s.prepLookup = nil
+		return nil, false, nil
 	}
 	if sel, _ := s.parsed.(*sqlplan.Select); found && sel != nil && sel.Lock != sqlplan.LockNone {
 		// SELECT ... FOR UPDATE: the key found joins the transaction's
@@ -157,6 +165,9 @@ func (s *Stmt) prepareLookup(sel *sqlplan.Select, sp *sqlplan.SelectPlan) {
 	}
 	pl := &preparedLookup{db: db}
 	s.prepLookup = pl
+	// Kept once complete: a later statement of the same text on the
+	// connection starts from it.
+	defer s.conn.keepLookup(s.text, pl)
 	tmpl, ok := sqlplan.NewLookupTemplate(sel, sp)
 	if !ok {
 		tmpl, ok = sqlplan.NewIndexLookupTemplate(sel, sp)
