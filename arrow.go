@@ -39,26 +39,7 @@ func queryArrow(ctx context.Context, conn *sql.Conn, mem memory.Allocator, query
 		mem = memory.DefaultAllocator
 	}
 	var rows *Rows
-	err := conn.Raw(func(dc any) error {
-		c, ok := dc.(*Conn)
-		if !ok {
-			return fmt.Errorf("fluss: QueryArrow needs a fluss connection, not %T", dc)
-		}
-		named, err := c.namedArgs(args)
-		if err != nil {
-			return err
-		}
-		st, err := c.PrepareContext(ctx, query)
-		if err != nil {
-			return err
-		}
-		s := st.(*Stmt)
-		if err := s.check(ctx); err != nil {
-			return err
-		}
-		if err := s.checkArgs(named); err != nil {
-			return err
-		}
+	err := withStmt(ctx, conn, "QueryArrow", query, args, func(c *Conn, s *Stmt, named []driver.NamedValue) error {
 		start := time.Now()
 		r, err := s.query(ctx, toArgs(named))
 		if err != nil {
@@ -86,6 +67,35 @@ func queryArrow(ctx context.Context, conn *sql.Conn, mem memory.Allocator, query
 
 // namedArgs converts Go arguments the way database/sql would, through the
 // connection's CheckNamedValue.
+// withStmt runs f on conn's fluss connection with text prepared on it
+// and args converted and counted against its placeholders: what the Arrow
+// API and subscriptions, which take a *sql.Conn, share. api names the
+// caller in the error for a connection of another driver.
+func withStmt(ctx context.Context, conn *sql.Conn, api, text string, args []any, f func(c *Conn, s *Stmt, named []driver.NamedValue) error) error {
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*Conn)
+		if !ok {
+			return fmt.Errorf("fluss: %s needs a fluss connection, not %T", api, dc)
+		}
+		named, err := c.namedArgs(args)
+		if err != nil {
+			return err
+		}
+		st, err := c.PrepareContext(ctx, text)
+		if err != nil {
+			return err
+		}
+		s := st.(*Stmt)
+		if err := s.check(ctx); err != nil {
+			return err
+		}
+		if err := s.checkArgs(named); err != nil {
+			return err
+		}
+		return f(c, s, named)
+	})
+}
+
 func (c *Conn) namedArgs(args []any) ([]driver.NamedValue, error) {
 	out := make([]driver.NamedValue, 0, len(args))
 	for i, a := range args {

@@ -3,6 +3,7 @@ package fluss
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -213,23 +214,7 @@ func Subscribe(ctx context.Context, conn *sql.Conn, table string, opts Subscribe
 		return nil, wrapErr(err)
 	}
 	var qs *query.Subscription
-	err = conn.Raw(func(dc any) error {
-		c, ok := dc.(*Conn)
-		if !ok {
-			return fmt.Errorf("fluss: Subscribe needs a fluss connection, not %T", dc)
-		}
-		named, err := c.namedArgs(opts.Args)
-		if err != nil {
-			return err
-		}
-		st, err := c.PrepareContext(ctx, text)
-		if err != nil {
-			return err
-		}
-		s := st.(*Stmt)
-		if err := s.checkArgs(named); err != nil {
-			return err
-		}
+	err = withStmt(ctx, conn, "Subscribe", text, opts.Args, func(c *Conn, s *Stmt, named []driver.NamedValue) error {
 		sel, ok := s.parsed.(*sqlplan.Select)
 		if !ok {
 			return wrapErr(fmt.Errorf("%w: subscription of %s: %T", metadata.ErrUnsupported, table, s.parsed))
