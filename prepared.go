@@ -4,9 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
-	"slices"
 
-	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/query"
 	"github.com/flusslite/fluss/sqlplan"
 	"github.com/flusslite/fluss/storage"
@@ -31,6 +29,7 @@ type preparedLookup struct {
 	db   string                  // the current database it was bound in
 	tmpl *sqlplan.LookupTemplate // nil: the statement has not the shape
 	key  *storage.KeyLookup
+	ix   *storage.IndexKeyLookup // by a UNIQUE index: tmpl.Index() is set
 	cols []query.Column
 	out  []int // schema index of each output column
 	// empty is set by LIMIT 0 or an OFFSET: the row found is not returned.
@@ -117,43 +116,22 @@ func (s *Stmt) indexRows(ctx context.Context, pl *preparedLookup, key []any) (ro
 	if tx := s.conn.tx; tx != nil && tx.buf != nil && tx.buf.Wrote(t.Path) {
 		return nil, false, nil
 	}
-	eng := s.conn.engine()
-	info, err := eng.TableInfo(ctx, t.Path)
-	if err != nil || info.TableID != t.TableID || info.SchemaID != t.SchemaID || !sameIndex(&info, pl.tmpl.Index()) {
-		s.prepLookup = nil
-		return nil, false, nil
-	}
-	lookup := eng.IndexLookup
+	lookup := s.conn.engine().LookupIndexKey
 	if v := s.conn.readView(); v != nil {
-		lookup = v.IndexLookup
+		lookup = v.LookupIndexKey
 	}
-	found, err := lookup(ctx, t.Path, pl.tmpl.Index().Name, [][]any{pl.tmpl.IndexKey(key)})
-	if errors.Is(err, metadata.ErrNotFound) {
+	row, found, err := lookup(ctx, pl.ix, pl.tmpl.IndexKey(key))
+	if errors.Is(err, storage.ErrTableChanged) {
 		s.prepLookup = nil
 		return nil, false, nil
 	}
-	if errors.Is(err, storage.ErrLookupInLake) || err == nil && len(found) > 1 {
+	if errors.Is(err, storage.ErrLookupInLake) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, true, err
 	}
-	var row []any
-	if len(found) == 1 {
-		row = found[0]
-	}
-	return s.lookupResult(ctx, pl, row, row != nil), true, nil
-}
-
-// sameIndex reports whether info still has ix: a UNIQUE index of that
-// name, id and columns.
-func sameIndex(info *metadata.TableInfo, ix *metadata.DeclaredIndex) bool {
-	for _, x := range info.Indexes {
-		if x.Name == ix.Name {
-			return x.Unique && x.ID == ix.ID && slices.Equal(x.Columns, ix.Columns)
-		}
-	}
-	return false
+	return s.lookupResult(ctx, pl, row, found), true, nil
 }
 
 // prepareLookup keeps the point-lookup template of sel, whose binding sp
@@ -179,7 +157,13 @@ func (s *Stmt) prepareLookup(sel *sqlplan.Select, sp *sqlplan.SelectPlan) {
 	for i, o := range sp.Output {
 		out[i] = o.Expr.(*sqlplan.ColumnRef).Index // NewLookupTemplate checked
 	}
-	if tmpl.Index() == nil {
+	if ix := tmpl.Index(); ix != nil {
+		l, err := storage.NewIndexKeyLookup(&sp.Table, ix.Name, out)
+		if err != nil {
+			return
+		}
+		pl.ix = l
+	} else {
 		key, err := storage.NewKeyLookup(&sp.Table, out)
 		if err != nil {
 			return

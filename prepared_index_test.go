@@ -69,6 +69,14 @@ func TestPreparedIndexLookupAgreesWithBinding(t *testing.T) {
 	require.False(t, st.prepLookup != nil && st.prepLookup.tmpl != nil, "no kept lookup by a dropped index")
 	e.exec(`CREATE UNIQUE INDEX ux_email ON ux (email)`)
 	require.Contains(t, e.warmAndFresh(st, "d@x"), "4.5")
+	// The name given to an index of another column: a lookup of b's
+	// values would find nothing (d@x is no b).
+	e.exec(`DROP INDEX ux_email ON ux`)
+	e.exec(`CREATE UNIQUE INDEX ux_email ON ux (b)`)
+	require.Contains(t, e.warmAndFresh(st, "d@x"), "4.5")
+	require.NotContains(t, e.warmAndFresh(st, "d"), "4.5")
+	e.exec(`DROP INDEX ux_email ON ux`)
+	e.exec(`CREATE UNIQUE INDEX ux_email ON ux (email)`)
 
 	// A table created again with other columns and rows.
 	e.exec(`DROP TABLE ux`)

@@ -801,6 +801,18 @@ func (e *Engine) syncRolledBack(bws []*bucketWrite, rolled map[*logTablet]bool) 
 func (e *Engine) applyKvLocked(writes []*commitBucket) error {
 	batch := e.kv.NewBatch()
 	defer batch.Close()
+	// Every index entry the commit removes goes before any it sets: a
+	// value moving between two rows keeps its slot (see kvIndexTag).
+	for _, w := range writes {
+		if w.kb == nil || w.ixs == nil {
+			continue
+		}
+		for key, row := range w.state {
+			if err := removeIndexEntries(batch, w.ixs, []byte(key), w.orig[key], row); err != nil {
+				return err
+			}
+		}
+	}
 	var buf []byte
 	for _, w := range writes {
 		if w.kb == nil {
@@ -810,7 +822,7 @@ func (e *Engine) applyKvLocked(writes []*commitBucket) error {
 		for key, row := range w.state {
 			var err error
 			if w.ixs != nil {
-				if err := writeIndexEntries(batch, w.ixs, []byte(key), w.orig[key], row); err != nil {
+				if err := addIndexEntries(batch, w.ixs, []byte(key), w.orig[key], row); err != nil {
 					return err
 				}
 			}

@@ -29,6 +29,21 @@ import (
 // one value apart, and in the value lets a prefix read find it without
 // parsing the rest.
 //
+// A UNIQUE index also keeps a slot for each value with no NULL: the key
+// 'x' <table id> <index id> <index values> alone, its value the row key of
+// the row holding the value. A lookup of a whole value then reads the slot
+// with one Get (which the bloom filters serve) instead of seeking an
+// iterator through every level. The slot is a hint, not the truth: a
+// reader uses it only when the row it names still holds its value (that
+// row is then the only one, the index being UNIQUE), and otherwise reads
+// the entries under the prefix. Commits remove the slots of values they
+// take away before they set those of values they give, so a value moving
+// from one row to another in one commit keeps its slot; Open's replay of
+// one bucket after another may leave a slot missing or naming another
+// row, which only sends its readers to the entries. No entry's key is a
+// slot's: the index values are self-delimiting, so the key of a value's
+// slot is no other value's prefix.
+//
 // An entry is written and removed in the same Pebble batch as its row, by
 // commits and by Open's replay of the changelog (whose -U and -D images
 // say what to remove). A reader still checks the row an entry names holds
@@ -111,6 +126,20 @@ func (ix *tableIndex) entryPrefix(row []any) (key []byte, null bool, err error) 
 	return ix.appendValues(bytes.Clone(ix.prefix), ix.valuesOf(row))
 }
 
+// slot returns the key of the slot of vals (all of the index's values);
+// ok is false when the index is not UNIQUE or a value is NULL, which have
+// no slot.
+func (ix *tableIndex) slot(vals []any) (key []byte, ok bool, err error) {
+	if !ix.def.Unique || len(vals) != len(ix.cols) {
+		return nil, false, nil
+	}
+	k, null, err := ix.appendValues(bytes.Clone(ix.prefix), vals)
+	if err != nil || null {
+		return nil, false, err
+	}
+	return k, true, nil
+}
+
 // entry returns the index entry's key of a row stored under rowKey.
 func (ix *tableIndex) entry(rowKey []byte, row []any) ([]byte, error) {
 	k, _, err := ix.entryPrefix(row)
@@ -142,28 +171,66 @@ func (ix *tableIndex) duplicateErr(row []any) error {
 }
 
 // writeIndexEntries adds to b the index changes of one row key going from
-// old to next (nil: no row): the entries of old's values are removed and
-// those of next's set, for each index whose values differ.
+// old to next (nil: no row): the entries and slots of old's values are
+// removed and those of next's set, for each index whose values differ.
+// A commit that moves values between rows calls removeIndexEntries for
+// all of its rows before addIndexEntries, which keeps the slots.
 func writeIndexEntries(b *pebble.Batch, ixs []*tableIndex, rowKey []byte, old, next []any) error {
+	if err := removeIndexEntries(b, ixs, rowKey, old, next); err != nil {
+		return err
+	}
+	return addIndexEntries(b, ixs, rowKey, old, next)
+}
+
+// removeIndexEntries is the first half of writeIndexEntries: the entries
+// and slots of old's values go (none when old is nil).
+func removeIndexEntries(b *pebble.Batch, ixs []*tableIndex, rowKey []byte, old, next []any) error {
+	if old == nil {
+		return nil
+	}
 	for _, ix := range ixs {
-		if old != nil && next != nil && ix.sameValues(old, next) {
+		if next != nil && ix.sameValues(old, next) {
 			continue
 		}
-		if old != nil {
-			k, err := ix.entry(rowKey, old)
-			if err != nil {
-				return err
-			}
-			if err := b.Delete(k, nil); err != nil {
+		k, err := ix.entry(rowKey, old)
+		if err != nil {
+			return err
+		}
+		if err := b.Delete(k, nil); err != nil {
+			return err
+		}
+		if sk, ok, err := ix.slot(ix.valuesOf(old)); err != nil {
+			return err
+		} else if ok {
+			if err := b.Delete(sk, nil); err != nil {
 				return err
 			}
 		}
-		if next != nil {
-			k, err := ix.entry(rowKey, next)
-			if err != nil {
-				return err
-			}
-			if err := b.Set(k, rowKey, nil); err != nil {
+	}
+	return nil
+}
+
+// addIndexEntries is the second half of writeIndexEntries: the entries
+// and slots of next's values are set (none when next is nil).
+func addIndexEntries(b *pebble.Batch, ixs []*tableIndex, rowKey []byte, old, next []any) error {
+	if next == nil {
+		return nil
+	}
+	for _, ix := range ixs {
+		if old != nil && ix.sameValues(old, next) {
+			continue
+		}
+		k, err := ix.entry(rowKey, next)
+		if err != nil {
+			return err
+		}
+		if err := b.Set(k, rowKey, nil); err != nil {
+			return err
+		}
+		if sk, ok, err := ix.slot(ix.valuesOf(next)); err != nil {
+			return err
+		} else if ok {
+			if err := b.Set(sk, rowKey, nil); err != nil {
 				return err
 			}
 		}
@@ -397,7 +464,7 @@ func (e *Engine) buildIndex(ctx context.Context, t *tableEntry, info *metadata.T
 			seen[string(p)] = true
 		}
 		rowKey := bytes.Clone(it.Key())
-		if err := batch.Set(append(p, rowKey...), rowKey, nil); err != nil {
+		if err := addIndexEntries(batch, []*tableIndex{ix}, rowKey, nil, row); err != nil {
 			return err
 		}
 		if batch.Len() > 4<<20 {
@@ -503,6 +570,15 @@ keys:
 				return nil, fmt.Errorf("lookup in %s: index %s, column %s, value %s: %w", path, ix.def.Name, ix.def.Columns[j], showValue(v), err)
 			}
 		}
+		if row, rowKey, ok, err := slotLookup(src, entry, ix, vals, nil); err != nil {
+			return nil, err
+		} else if ok {
+			if !seen[string(rowKey)] {
+				seen[string(rowKey)] = true
+				out = append(out, row)
+			}
+			continue
+		}
 		p, _, err := ix.appendValues(bytes.Clone(ix.prefix), vals)
 		if err != nil {
 			return nil, err
@@ -535,4 +611,43 @@ keys:
 		}
 	}
 	return out, nil
+}
+
+// slotLookup reads the row holding vals (all of a UNIQUE index's values,
+// none NULL) through the value's slot; ok is false when the slot is
+// missing or names a row that does not hold vals, and the caller reads
+// the entries (see kvIndexTag).
+// need, when not nil, are the columns to decode (the index's among them).
+func slotLookup(src pebble.Reader, entry *tableEntry, ix *tableIndex, vals []any, need []bool) (row []any, rowKey []byte, ok bool, err error) {
+	sk, ok, err := ix.slot(vals)
+	if err != nil || !ok {
+		return nil, nil, false, err
+	}
+	v, closer, err := src.Get(sk)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("read index %s of %s: KV store: %w", ix.def.Name, entry.Info.Path, err)
+	}
+	rowKey = bytes.Clone(v)
+	closer.Close()
+	v, closer, err = src.Get(rowKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("read %s: KV store: %w", entry.Info.Path, err)
+	}
+	row, err = decodeRowColumns(v, entry.Info.SchemaID, entry.types, need)
+	closer.Close()
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("read %s: %w", entry.Info.Path, err)
+	}
+	for j, c := range ix.cols {
+		if row[c] == nil || metadata.Compare(row[c], vals[j]) != 0 {
+			return nil, nil, false, nil
+		}
+	}
+	return row, rowKey, true, nil
 }

@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -8,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flusslite/fluss/metadata"
@@ -151,4 +154,103 @@ func TestCatalogIndexesVersion(t *testing.T) {
 	_, err = e.CreateIndex(ctx, path("t"), metadata.DeclaredIndex{Name: "un", Columns: []string{"n"}, Unique: true}, false)
 	require.NoError(t, err)
 	require.Equal(t, []int64{1}, indexIDs(t, e, "un", 10))
+}
+
+// slotID returns the id of the row the slot of value n of index un names,
+// and false when there is no slot.
+func slotID(t *testing.T, e *Engine, n any) (int64, bool) {
+	t.Helper()
+	entry, err := e.mu.cat.table(path("t"))
+	require.NoError(t, err)
+	ix := entry.indexes[0]
+	require.Equal(t, "un", ix.def.Name)
+	sk, ok, err := ix.slot([]any{n})
+	require.NoError(t, err)
+	require.True(t, ok)
+	v, closer, err := e.kv.Get(sk)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, false
+	}
+	require.NoError(t, err)
+	defer closer.Close()
+	row, err := kvReadRow(e.kv, entry, v)
+	require.NoError(t, err)
+	require.NotNil(t, row, "slot %v names no row", n)
+	return row[1].(int64), true
+}
+
+// uniqueID looks n up through a prepared lookup by index un; 0 when no
+// row holds it.
+func uniqueID(t *testing.T, e *Engine, n any) int64 {
+	t.Helper()
+	info, err := e.TableInfo(ctx, path("t"))
+	require.NoError(t, err)
+	l, err := NewIndexKeyLookup(&info, "un", []int{1})
+	require.NoError(t, err)
+	row, found, err := e.LookupIndexKey(ctx, l, []any{n})
+	require.NoError(t, err)
+	if !found {
+		return 0
+	}
+	return row[1].(int64)
+}
+
+// A UNIQUE index keeps a slot per value naming its row, also when one
+// commit moves values between rows in either order; a slot that is
+// missing or names the wrong row only sends the lookup to the entries.
+func TestUniqueIndexSlots(t *testing.T) {
+	e, _ := testEngine(t, "", nil)
+	createIndexed(t, e)
+	upsert(t, e, "t", []any{"a", 1, 10}, []any{"b", 2, 20}, []any{"c", 3, nil})
+	for round := range 20 {
+		// Swap the values of rows 1 and 2 in one commit: the map of a
+		// commit's rows is walked in a new order each time.
+		lo, hi := int64(10), int64(20)
+		if round%2 == 1 {
+			lo, hi = hi, lo
+		}
+		upsert(t, e, "t", []any{"a", 1, hi}, []any{"b", 2, lo})
+		id, ok := slotID(t, e, hi)
+		require.True(t, ok, "round %d", round)
+		require.Equal(t, int64(1), id, "round %d", round)
+		id, ok = slotID(t, e, lo)
+		require.True(t, ok, "round %d", round)
+		require.Equal(t, int64(2), id, "round %d", round)
+	}
+	require.Equal(t, int64(1), uniqueID(t, e, 10))
+	require.Equal(t, int64(2), uniqueID(t, e, int64(20)))
+	require.Zero(t, uniqueID(t, e, 30))
+	require.Zero(t, uniqueID(t, e, nil))
+	// A value given up and one deleted leave no slot.
+	upsert(t, e, "t", []any{"b", 2, 30})
+	_, ok := slotID(t, e, 20)
+	require.False(t, ok)
+	_, err := e.Commit(ctx, []Write{{Path: path("t"), Kind: WriteDelete, Rows: [][]any{{nil, 2, nil}}}})
+	require.NoError(t, err)
+	_, ok = slotID(t, e, 30)
+	require.False(t, ok)
+	require.Zero(t, uniqueID(t, e, 30))
+
+	// Slots gone wrong: one naming a row of another value, one missing.
+	entry, err := e.mu.cat.table(path("t"))
+	require.NoError(t, err)
+	ix := entry.indexes[0]
+	slot10, _, err := ix.slot([]any{int64(10)})
+	require.NoError(t, err)
+	row1, closer, err := e.kv.Get(slot10)
+	require.NoError(t, err)
+	rowKey1 := bytes.Clone(row1)
+	closer.Close()
+	upsert(t, e, "t", []any{"d", 4, 40})
+	slot40, _, err := ix.slot([]any{int64(40)})
+	require.NoError(t, err)
+	require.NoError(t, e.kv.Set(slot40, rowKey1, pebble.NoSync), "the slot of 40 names row 1, which holds 10")
+	require.NoError(t, e.kv.Delete(slot10, pebble.NoSync))
+	require.Equal(t, int64(4), uniqueID(t, e, 40))
+	require.Equal(t, int64(1), uniqueID(t, e, 10))
+	require.Equal(t, []int64{4}, indexIDs(t, e, "un", 40))
+	require.Equal(t, []int64{1}, indexIDs(t, e, "un", 10))
+	// Gone wrong, the slots still do not let a duplicate in.
+	_, err = e.Upsert(ctx, path("t"), [][]any{{"z", 9, 10}}, UpsertOptions{})
+	require.ErrorContains(t, err, "Duplicate entry '10' for key 'un'")
 }
