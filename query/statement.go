@@ -10,6 +10,7 @@ import (
 	"github.com/flusslite/fluss/metadata"
 	"github.com/flusslite/fluss/planner"
 	"github.com/flusslite/fluss/sqlplan"
+	"github.com/flusslite/fluss/storage"
 )
 
 // Query runs a parsed statement and returns its result. A statement that
@@ -184,6 +185,9 @@ func (s *Session) compound(ctx context.Context, c *sqlplan.Compound, args []sqlp
 // readRows runs a bound SELECT and returns the values of exprs for every
 // row it yields, in canonical form: the read half of UPDATE and DELETE.
 func (s *Session) readRows(ctx context.Context, sp *sqlplan.SelectPlan, exprs []sqlplan.Expr) ([][]any, error) {
+	if rows, ok, err := s.readKeyRow(ctx, sp, exprs); ok || err != nil {
+		return rows, err
+	}
 	op, err := s.OpenExprs(ctx, sp, exprs)
 	if err != nil {
 		return nil, err
@@ -193,6 +197,57 @@ func (s *Session) readRows(ctx context.Context, sp *sqlplan.SelectPlan, exprs []
 		types[i] = e.Type()
 	}
 	return collectRows(ctx, op, types, nil)
+}
+
+// readKeyRow is readRows of a read that fixes the whole primary key and
+// nothing else, with columns and literals for exprs (what UPDATE ... SET
+// c = ? WHERE id = ? and DELETE ... WHERE id = ? read): the row as the
+// session sees it, with no plan, record or operator. ok is false when the
+// read has another shape (or the lake holds the key's partition), and the
+// caller reads through the operators.
+func (s *Session) readKeyRow(ctx context.Context, sp *sqlplan.SelectPlan, exprs []sqlplan.Expr) (rows [][]any, ok bool, err error) {
+	if sp.Virtual != "" || !sp.From || sp.Source != nil || !sp.Table.HasPrimaryKey() || plannedOnly(sp) ||
+		sp.Limit == 0 || sp.Offset > 0 || IsInfoSchema(sp) {
+		return nil, false, nil
+	}
+	for _, e := range exprs {
+		switch x := e.(type) {
+		case *sqlplan.ColumnRef:
+			if x.Index < 0 || x.Index >= len(sp.Table.Schema.Columns) {
+				return nil, false, nil
+			}
+		case *sqlplan.Literal:
+		default:
+			return nil, false, nil
+		}
+	}
+	key, residual, ok := sqlplan.PointLookup(sp)
+	if !ok || len(residual) > 0 {
+		return nil, false, nil
+	}
+	delta, err := s.delta(sp)
+	if err != nil {
+		return nil, true, err
+	}
+	row, found, err := s.lookupKey(ctx, &sp.Table, delta, key)
+	if errors.Is(err, storage.ErrLookupInLake) {
+		return nil, false, nil
+	}
+	if err != nil || !found {
+		return nil, true, err
+	}
+	out := make([]any, len(exprs))
+	for i, e := range exprs {
+		switch x := e.(type) {
+		case *sqlplan.ColumnRef:
+			out[i] = row[x.Index]
+		case *sqlplan.Literal:
+			if out[i], err = metadata.CoerceValue(x.T, x.Value); err != nil {
+				return nil, true, err
+			}
+		}
+	}
+	return [][]any{out}, true, nil
 }
 
 // collectRows reads every row op yields, in canonical form (types are
