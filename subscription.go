@@ -156,6 +156,7 @@ type Subscription struct {
 	cols    []query.Column
 	mem     memory.Allocator
 	logRows bool // a log table: its state rows are +A
+	consts  constColumns
 	cur     arrow.RecordBatch
 	err     error
 	closed  bool
@@ -229,7 +230,7 @@ func Subscribe(ctx context.Context, conn *sql.Conn, table string, opts Subscribe
 	for _, c := range qs.Columns {
 		cols = append(cols, metadata.Column{Name: c.Name, Type: c.Type, NotNull: !c.Nullable})
 	}
-	return &Subscription{ctx: ctx, sub: qs, schema: metadata.ArrowSchema(cols), cols: qs.Columns, mem: mem,
+	return &Subscription{ctx: ctx, sub: qs, schema: metadata.ArrowSchema(cols), cols: qs.Columns, mem: mem, consts: constColumns{mem: mem},
 		logRows: !qs.Table().HasPrimaryKey()}, nil
 }
 
@@ -329,11 +330,11 @@ func (s *Subscription) build(b query.Batch, meta query.StreamMeta) (arrow.Record
 	if s.logRows {
 		state = "+A"
 	}
-	changeType := func(int) string { return state }
 	switch {
 	case meta.Snapshot:
+		cols = append(cols, s.consts.str(state, n))
 	case meta.ChangeTypes == nil:
-		state = metadata.ChangeAppendOnly.String()
+		cols = append(cols, s.consts.str(metadata.ChangeAppendOnly.String(), n))
 	default:
 		for k := range n {
 			row := b.Row(k)
@@ -344,28 +345,18 @@ func (s *Subscription) build(b query.Batch, meta query.StreamMeta) (arrow.Record
 				return nil, fmt.Errorf("%w: %s offset %d has change type %d", metadata.ErrCorrupt, meta.TableBucket, meta.BaseOffset+int64(row), c)
 			}
 		}
-		changeType = func(k int) string { return meta.ChangeTypes[b.Row(k)].String() }
+		cols = append(cols, changeTypeColumn(s.mem, b, meta.ChangeTypes))
 	}
-	cols = append(cols, sysStringColumn(s.mem, n, changeType))
 	if meta.TableBucket.PartitionID == metadata.NonPartitioned {
-		cols = append(cols, array.MakeArrayOfNull(s.mem, arrow.BinaryTypes.String, n))
+		cols = append(cols, s.consts.null(arrow.BinaryTypes.String, n))
 	} else {
-		cols = append(cols, sysStringColumn(s.mem, n, func(int) string { return meta.Partition }))
+		cols = append(cols, s.consts.str(meta.Partition, n))
 	}
-	cols = append(cols, sysInt32Column(s.mem, n, func(int) int32 { return meta.TableBucket.Bucket }))
+	cols = append(cols, s.consts.int32(meta.TableBucket.Bucket, n))
 	if meta.Snapshot {
-		cols = append(cols, array.MakeArrayOfNull(s.mem, arrow.PrimitiveTypes.Int64, n),
-			array.MakeArrayOfNull(s.mem, s.schema.Field(4).Type, n))
+		cols = append(cols, s.consts.null(arrow.PrimitiveTypes.Int64, n), s.consts.null(s.schema.Field(4).Type, n))
 	} else {
-		cols = append(cols,
-			sysInt64Column(s.mem, arrow.PrimitiveTypes.Int64, n, func(k int) int64 {
-				if meta.RowOffsets != nil {
-					// A binlog row's offset is its own (an update's -U).
-					return meta.RowOffsets[b.Row(k)]
-				}
-				return meta.BaseOffset + int64(b.Row(k))
-			}),
-			sysInt64Column(s.mem, s.schema.Field(4).Type, n, func(int) int64 { return meta.CommitTimestamp }))
+		cols = append(cols, offsetColumn(s.mem, b, meta), fillInt64Column(s.mem, s.schema.Field(4).Type, n, meta.CommitTimestamp))
 	}
 	var bld *array.RecordBuilder
 	for i, c := range s.cols {
@@ -391,59 +382,164 @@ func (s *Subscription) build(b query.Batch, meta query.StreamMeta) (arrow.Record
 	return array.NewRecordBatch(s.schema, cols, int64(n)), nil
 }
 
-// sysInt32Column is an INT column of n values without nulls, at(k) the
-// k-th.
-func sysInt32Column(mem memory.Allocator, n int, at func(k int) int32) arrow.Array {
+// int64Buffer returns a buffer of n 64-bit values to fill.
+func int64Buffer(mem memory.Allocator, n int) (*memory.Buffer, []int64) {
 	buf := memory.NewResizableBuffer(mem)
-	defer buf.Release()
-	buf.Resize(n * arrow.Int32SizeBytes)
-	vals := arrow.Int32Traits.CastFromBytes(buf.Bytes())
-	for k := range vals {
-		vals[k] = at(k)
-	}
-	data := array.NewData(arrow.PrimitiveTypes.Int32, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
-	defer data.Release()
-	return array.MakeFromData(data)
-}
-
-// sysInt64Column is a column of n 64-bit values without nulls, of type dt
-// (BIGINT, or a timestamp's), at(k) the k-th.
-func sysInt64Column(mem memory.Allocator, dt arrow.DataType, n int, at func(k int) int64) arrow.Array {
-	buf := memory.NewResizableBuffer(mem)
-	defer buf.Release()
 	buf.Resize(n * arrow.Int64SizeBytes)
-	vals := arrow.Int64Traits.CastFromBytes(buf.Bytes())
-	for k := range vals {
-		vals[k] = at(k)
+	return buf, arrow.Int64Traits.CastFromBytes(buf.Bytes())
+}
+
+// fromBuffers is the array of n values without nulls of type dt over
+// bufs (after the validity bitmap), which it takes over.
+func fromBuffers(dt arrow.DataType, n int, bufs ...*memory.Buffer) arrow.Array {
+	data := array.NewData(dt, n, append([]*memory.Buffer{nil}, bufs...), nil, 0, 0)
+	for _, b := range bufs {
+		b.Release()
 	}
-	data := array.NewData(dt, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
 	defer data.Release()
 	return array.MakeFromData(data)
 }
 
-// sysStringColumn is a STRING column of n values without nulls, at(k) the
-// k-th.
-func sysStringColumn(mem memory.Allocator, n int, at func(k int) string) arrow.Array {
-	size := 0
-	for k := range n {
-		size += len(at(k))
+// offsetColumn is the log offset of each row of b: the batch's base
+// offset and the row's place, or a binlog row's own (an update's -U).
+func offsetColumn(mem memory.Allocator, b query.Batch, meta query.StreamMeta) arrow.Array {
+	n := b.NumRows()
+	buf, vals := int64Buffer(mem, n)
+	switch {
+	case meta.RowOffsets != nil:
+		for k := range vals {
+			vals[k] = meta.RowOffsets[b.Row(k)]
+		}
+	case b.Sel != nil:
+		for k := range vals {
+			vals[k] = meta.BaseOffset + int64(b.Row(k))
+		}
+	default:
+		for k := range vals {
+			vals[k] = meta.BaseOffset + int64(k)
+		}
 	}
+	return fromBuffers(arrow.PrimitiveTypes.Int64, n, buf)
+}
+
+// fillInt64Column is a column of n copies of v, of type dt (BIGINT, or a
+// timestamp's).
+func fillInt64Column(mem memory.Allocator, dt arrow.DataType, n int, v int64) arrow.Array {
+	buf, vals := int64Buffer(mem, n)
+	for k := range vals {
+		vals[k] = v
+	}
+	return fromBuffers(dt, n, buf)
+}
+
+// changeTypeColumn is the change type of each row of b, in its short form
+// (two bytes each: +I, -U, +U, -D, +A), as a STRING column.
+func changeTypeColumn(mem memory.Allocator, b query.Batch, types []metadata.ChangeType) arrow.Array {
+	n := b.NumRows()
 	offsets := memory.NewResizableBuffer(mem)
-	defer offsets.Release()
 	offsets.Resize((n + 1) * arrow.Int32SizeBytes)
 	values := memory.NewResizableBuffer(mem)
-	defer values.Release()
-	values.Resize(size)
+	values.Resize(2 * n)
 	off := arrow.Int32Traits.CastFromBytes(offsets.Bytes())
 	dst := values.Bytes()[:0]
 	for k := range n {
 		off[k] = int32(len(dst))
-		dst = append(dst, at(k)...)
+		dst = append(dst, types[b.Row(k)].String()...)
 	}
 	off[n] = int32(len(dst))
-	data := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{nil, offsets, values}, nil, 0, 0)
-	defer data.Release()
-	return array.MakeFromData(data)
+	values.Resize(len(dst))
+	return fromBuffers(arrow.BinaryTypes.String, n, offsets, values)
+}
+
+// constColumns keeps, for the values a subscription repeats on every row
+// of a batch (its change type while it reads a state, a partition's name,
+// a bucket, the NULLs of a state's offsets), one column of that value at
+// least as long as the longest batch so far, and hands out slices of it:
+// a batch's column then costs no copy. Its columns are released by
+// release.
+type constColumns struct {
+	mem   memory.Allocator
+	strs  map[string]arrow.Array
+	ints  map[int32]arrow.Array
+	nulls map[string]arrow.Array // by data type
+}
+
+// maxConstColumns bounds each map: past it (a subscription of many
+// partitions) the map is emptied and refilled as batches need.
+const maxConstColumns = 64
+
+// get returns a slice of n values of the cached column under key, making
+// it (at least twice as long as before) with mk when it is missing or
+// short.
+func constColumn[K comparable](c *constColumns, m *map[K]arrow.Array, key K, n int, mk func(n int) arrow.Array) arrow.Array {
+	if *m == nil {
+		*m = map[K]arrow.Array{}
+	}
+	arr, ok := (*m)[key]
+	if !ok || arr.Len() < n {
+		if !ok && len(*m) >= maxConstColumns {
+			for _, a := range *m {
+				a.Release()
+			}
+			clear(*m)
+		}
+		size := max(n, 1024)
+		if ok {
+			size = max(n, 2*arr.Len())
+			arr.Release()
+		}
+		arr = mk(size)
+		(*m)[key] = arr
+	}
+	return array.NewSlice(arr, 0, int64(n))
+}
+
+func (c *constColumns) str(v string, n int) arrow.Array {
+	return constColumn(c, &c.strs, v, n, func(n int) arrow.Array {
+		offsets := memory.NewResizableBuffer(c.mem)
+		offsets.Resize((n + 1) * arrow.Int32SizeBytes)
+		values := memory.NewResizableBuffer(c.mem)
+		values.Resize(n * len(v))
+		off := arrow.Int32Traits.CastFromBytes(offsets.Bytes())
+		dst := values.Bytes()[:0]
+		for k := range n {
+			off[k] = int32(len(dst))
+			dst = append(dst, v...)
+		}
+		off[n] = int32(len(dst))
+		return fromBuffers(arrow.BinaryTypes.String, n, offsets, values)
+	})
+}
+
+func (c *constColumns) int32(v int32, n int) arrow.Array {
+	return constColumn(c, &c.ints, v, n, func(n int) arrow.Array {
+		buf := memory.NewResizableBuffer(c.mem)
+		buf.Resize(n * arrow.Int32SizeBytes)
+		vals := arrow.Int32Traits.CastFromBytes(buf.Bytes())
+		for k := range vals {
+			vals[k] = v
+		}
+		return fromBuffers(arrow.PrimitiveTypes.Int32, n, buf)
+	})
+}
+
+func (c *constColumns) null(dt arrow.DataType, n int) arrow.Array {
+	return constColumn(c, &c.nulls, dt.Fingerprint(), n, func(n int) arrow.Array {
+		return array.MakeArrayOfNull(c.mem, dt, n)
+	})
+}
+
+// release releases every cached column.
+func (c *constColumns) release() {
+	for _, m := range []map[string]arrow.Array{c.strs, c.nulls} {
+		for _, a := range m {
+			a.Release()
+		}
+	}
+	for _, a := range c.ints {
+		a.Release()
+	}
+	c.strs, c.ints, c.nulls = nil, nil, nil
 }
 
 func (s *Subscription) release() {
@@ -489,5 +585,6 @@ func (s *Subscription) Close() error {
 	}
 	s.closed = true
 	s.release()
+	s.consts.release()
 	return wrapErr(s.sub.Close())
 }
