@@ -10,6 +10,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -157,6 +158,7 @@ type Subscription struct {
 	mem     memory.Allocator
 	logRows bool // a log table: its state rows are +A
 	consts  constColumns
+	fill    *fillPool // the offset and timestamp columns' buffers
 	cur     arrow.RecordBatch
 	err     error
 	closed  bool
@@ -230,7 +232,7 @@ func Subscribe(ctx context.Context, conn *sql.Conn, table string, opts Subscribe
 	for _, c := range qs.Columns {
 		cols = append(cols, metadata.Column{Name: c.Name, Type: c.Type, NotNull: !c.Nullable})
 	}
-	return &Subscription{ctx: ctx, sub: qs, schema: metadata.ArrowSchema(cols), cols: qs.Columns, mem: mem, consts: constColumns{mem: mem},
+	return &Subscription{ctx: ctx, sub: qs, schema: metadata.ArrowSchema(cols), cols: qs.Columns, mem: mem, consts: constColumns{mem: mem}, fill: &fillPool{base: mem},
 		logRows: !qs.Table().HasPrimaryKey()}, nil
 }
 
@@ -356,7 +358,7 @@ func (s *Subscription) build(b query.Batch, meta query.StreamMeta) (arrow.Record
 	if meta.Snapshot {
 		cols = append(cols, s.consts.null(arrow.PrimitiveTypes.Int64, n), s.consts.null(s.schema.Field(4).Type, n))
 	} else {
-		cols = append(cols, offsetColumn(s.mem, b, meta), fillInt64Column(s.mem, s.schema.Field(4).Type, n, meta.CommitTimestamp))
+		cols = append(cols, offsetColumn(s.fill, b, meta), fillInt64Column(s.fill, s.schema.Field(4).Type, n, meta.CommitTimestamp))
 	}
 	var bld *array.RecordBuilder
 	for i, c := range s.cols {
@@ -382,11 +384,74 @@ func (s *Subscription) build(b query.Batch, meta query.StreamMeta) (arrow.Record
 	return array.NewRecordBatch(s.schema, cols, int64(n)), nil
 }
 
-// int64Buffer returns a buffer of n 64-bit values to fill.
+// int64Buffer returns a buffer of n 64-bit values to fill, whose bytes
+// past them are zero.
 func int64Buffer(mem memory.Allocator, n int) (*memory.Buffer, []int64) {
 	buf := memory.NewResizableBuffer(mem)
 	buf.Resize(n * arrow.Int64SizeBytes)
+	clear(buf.Buf()[buf.Len():])
 	return buf, arrow.Int64Traits.CastFromBytes(buf.Bytes())
+}
+
+// fillPool is the allocator of the columns a subscription fills whole
+// for every batch (offsets, commit timestamps): the memory of a batch the
+// caller released is handed out again, not zeroed (every value is
+// written), instead of new memory the runtime zeroes and the kernel
+// faults in, which was most of the cost of those columns. It keeps a few
+// free buffers of each size and gives the rest, and all of them once the
+// subscription is closed, back to the caller's allocator. Safe for
+// concurrent use: a batch may be released from any goroutine.
+type fillPool struct {
+	base   memory.Allocator
+	mu     sync.Mutex
+	free   map[int][][]byte
+	closed bool
+}
+
+// maxFillFree is how many free buffers of one size a fillPool keeps.
+const maxFillFree = 8
+
+func (p *fillPool) Allocate(size int) []byte {
+	p.mu.Lock()
+	if l := p.free[size]; len(l) > 0 {
+		b := l[len(l)-1]
+		p.free[size] = l[:len(l)-1]
+		p.mu.Unlock()
+		return b
+	}
+	p.mu.Unlock()
+	return p.base.Allocate(size)
+}
+
+func (p *fillPool) Reallocate(size int, b []byte) []byte {
+	return p.base.Reallocate(size, b)
+}
+
+func (p *fillPool) Free(b []byte) {
+	p.mu.Lock()
+	if !p.closed && len(p.free[len(b)]) < maxFillFree {
+		if p.free == nil {
+			p.free = map[int][][]byte{}
+		}
+		p.free[len(b)] = append(p.free[len(b)], b)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	p.base.Free(b)
+}
+
+// close gives every free buffer back; buffers freed later go back at once.
+func (p *fillPool) close() {
+	p.mu.Lock()
+	free := p.free
+	p.free, p.closed = nil, true
+	p.mu.Unlock()
+	for _, l := range free {
+		for _, b := range l {
+			p.base.Free(b)
+		}
+	}
 }
 
 // fromBuffers is the array of n values without nulls of type dt over
@@ -586,5 +651,6 @@ func (s *Subscription) Close() error {
 	s.closed = true
 	s.release()
 	s.consts.release()
+	s.fill.close()
 	return wrapErr(s.sub.Close())
 }

@@ -46,3 +46,29 @@ func TestConstColumns(t *testing.T) {
 		a.Release()
 	}
 }
+
+// The fill pool hands a freed buffer of the same size out again, keeps a
+// few of each size, and gives every buffer back to the caller's
+// allocator once closed, also one freed after that.
+func TestFillPool(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	p := &fillPool{base: mem}
+	a := p.Allocate(512)
+	p.Free(a)
+	b := p.Allocate(512)
+	require.Equal(t, &a[0], &b[0], "the freed buffer again")
+	var held [][]byte
+	for range maxFillFree + 3 {
+		held = append(held, p.Allocate(256))
+	}
+	for _, h := range held {
+		p.Free(h)
+	}
+	require.Len(t, p.free[256], maxFillFree)
+	late := p.Allocate(1024)
+	p.close()
+	p.Free(late)
+	p.Free(b)
+	require.Empty(t, p.free)
+}

@@ -174,7 +174,11 @@ func TestSubscribeResumeFromOffsets(t *testing.T) {
 	mustExec(t, db, `UPDATE t SET v = 'b2' WHERE id = 2`)
 	mustExec(t, db, `DELETE FROM t WHERE id = 3`)
 	got := next(t, s, 3)
-	require.Equal(t, []string{"-U", "+U", "-D"}, []string{got[0].kind, got[1].kind, got[2].kind})
+	// Ids 2 and 3 sit in two buckets, read side by side: the update's
+	// -U and +U come in their bucket's order, the delete before or
+	// after them.
+	kinds := []string{got[0].kind, got[1].kind, got[2].kind}
+	require.Contains(t, [][]string{{"-U", "+U", "-D"}, {"-D", "-U", "+U"}}, kinds)
 	off, err := s.Offsets()
 	require.NoError(t, err)
 	saved, err := json.Marshal(off)

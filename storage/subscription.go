@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/flusslite/fluss/metadata"
@@ -48,10 +50,15 @@ type SubscribeOptions struct {
 // end without an error; a dropped table ends the subscription with an
 // error wrapping metadata.ErrNotFound.
 //
-// It is a log reader without a stop offset: each bucket is read by a
-// LogReader up to the high watermark of its opening, then by the next
-// one. It starts no goroutine. It is not safe for concurrent use and must
-// be closed.
+// It is a log reader without a stop offset: each bucket with committed
+// offsets past its position is read by a LogReader up to the high
+// watermark of its opening, then by the next one. The readers of
+// several buckets run at once, each in a goroutine of its own that reads
+// ahead of Next (a few batches at most; see fetch), so that catching up
+// on a table of many buckets uses more than one core; a bucket's batches
+// still come in offset order, and the buckets' in the order they are
+// read. No goroutine runs while every bucket is read to its end. It is
+// not safe for concurrent use and must be closed.
 type Subscription struct {
 	e     *Engine
 	table metadata.TableInfo
@@ -60,9 +67,14 @@ type Subscription struct {
 
 	buckets []*subBucket
 	pos     int // the bucket to look at next, round-robin
-	cur     *subBucket
-	reader  *LogReader
 	batch   SubscriptionBatch
+
+	// The readers running: each sends its batches, then its end, to out.
+	ctx     context.Context // cancelled by Close: the readers stop
+	cancel  context.CancelFunc
+	out     chan fetched
+	running int
+	wg      sync.WaitGroup
 
 	wakeups atomic.Int64
 	err     error
@@ -73,9 +85,28 @@ type Subscription struct {
 type subBucket struct {
 	tb        metadata.TableBucket
 	partition string
-	next      int64
+	next      int64 // the offset after the last batch delivered
 	stop      int64 // exclusive; -1 for none
+	reading   bool  // a reader of it runs
 }
+
+// fetched is what a bucket's reader sends: a batch (its Record retained
+// for the receiver) and the position after it, or, with end set, the
+// reader's end: where it stopped (batches its filter skipped move the
+// position too) or its error.
+type fetched struct {
+	b     *subBucket
+	batch LogBatch
+	next  int64
+	end   bool
+	err   error
+}
+
+// maxFetchers bounds the readers running at once; fetchAhead is how many
+// batches they may hold ready, together, beyond the one Next delivered.
+var maxFetchers = max(2, runtime.GOMAXPROCS(0))
+
+const fetchAhead = 4
 
 // done reports whether a bounded bucket has nothing left to read.
 func (b *subBucket) done() bool { return b.stop >= 0 && b.next >= b.stop }
@@ -100,12 +131,13 @@ func (e *Engine) Subscribe(ctx context.Context, path metadata.TablePath, opts Su
 		e.mu.RUnlock()
 		return nil, err
 	}
-	s := &Subscription{e: e, table: entry.Info, opts: opts}
+	s := &Subscription{e: e, table: entry.Info, opts: opts, out: make(chan fetched, fetchAhead)}
 	err = s.refreshLocked(cat)
 	e.mu.RUnlock()
 	if err != nil {
 		return nil, err
 	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
 
@@ -180,25 +212,35 @@ func (s *Subscription) refresh() error {
 // has been read to its high watermark. It reports false when ctx ends
 // (Err is then ctx.Err()), on an error, or after Close.
 func (s *Subscription) Next(ctx context.Context) bool {
-	s.batch = SubscriptionBatch{}
+	s.releaseBatch()
 	for !s.closed && s.err == nil {
-		if s.reader != nil {
-			if s.reader.Next() {
-				b := s.reader.Batch()
-				s.cur.next = s.reader.next
-				s.batch = SubscriptionBatch{LogBatch: b, TableBucket: s.cur.tb, Partition: s.cur.partition}
+		if s.running > 0 {
+			var f fetched
+			select {
+			case f = <-s.out:
+			case <-ctx.Done():
+				s.err = ctx.Err()
+				return false
+			}
+			if !f.end {
+				f.b.next = f.next
+				s.batch = SubscriptionBatch{LogBatch: f.batch, TableBucket: f.b.tb, Partition: f.b.partition}
 				return true
 			}
-			rerr := s.reader.Err()
-			if rerr == nil {
-				// Batches the filter skipped move the position too.
-				s.cur.next = s.reader.next
+			s.running--
+			f.b.reading = false
+			if f.err != nil {
+				s.err = s.readError(f.b, f.err)
+				continue
 			}
-			s.closeReader()
-			if rerr != nil {
-				s.err = s.readError(s.cur, rerr)
+			f.b.next = f.next
+			if s.running > 0 {
+				// Another bucket behind takes the reader's place.
+				if _, err := s.openNext(ctx); err != nil {
+					s.err = err
+				}
+				continue
 			}
-			continue
 		}
 		if err := ctx.Err(); err != nil {
 			s.err = err
@@ -231,6 +273,14 @@ func (s *Subscription) Next(ctx context.Context) bool {
 	return false
 }
 
+// releaseBatch lets go of the batch Next delivered last.
+func (s *Subscription) releaseBatch() {
+	if s.batch.Record != nil {
+		s.batch.Record.Release()
+	}
+	s.batch = SubscriptionBatch{}
+}
+
 // allDone reports whether every bucket reached its stop (a bounded
 // subscription has then ended).
 func (s *Subscription) allDone() bool {
@@ -246,13 +296,17 @@ func (s *Subscription) allDone() bool {
 // stop: Next then reports false with no error.
 func (s *Subscription) Done() bool { return s.opts.Bounded && s.err == nil && !s.closed && s.allDone() }
 
-// openNext opens a reader over the next bucket, round-robin, that has
-// committed offsets past its position; found is false when none has.
+// openNext starts readers, round-robin, over the buckets not being read
+// that have committed offsets past their position, up to maxFetchers
+// running; found reports whether one started (or a bucket left).
 func (s *Subscription) openNext(ctx context.Context) (found bool, err error) {
 	for range len(s.buckets) {
+		if s.running >= maxFetchers {
+			break
+		}
 		b := s.buckets[s.pos]
 		s.pos = (s.pos + 1) % len(s.buckets)
-		if b.done() {
+		if b.done() || b.reading {
 			continue
 		}
 		t := s.e.tablet(b.tb)
@@ -260,17 +314,40 @@ func (s *Subscription) openNext(ctx context.Context) (found bool, err error) {
 			continue
 		}
 		if start := t.logStart.Load(); b.next < start {
-			return false, fmt.Errorf("%w: %s of %s: offsets %d to %d are gone", ErrLogRemoved, b.tb, s.table.Path, b.next, start-1)
+			return found, fmt.Errorf("%w: %s of %s: offsets %d to %d are gone", ErrLogRemoved, b.tb, s.table.Path, b.next, start-1)
 		}
 		r, err := s.e.ReadLog(ctx, b.tb, b.next, b.stop, s.opts.ReadOptions)
 		if err != nil {
 			// A dropped partition's bucket leaves: look again.
 			return true, s.readError(b, err)
 		}
-		s.cur, s.reader = b, r
-		return true, nil
+		b.reading, found = true, true
+		s.running++
+		s.wg.Add(1)
+		go s.fetch(b, r)
 	}
-	return false, nil
+	return found, nil
+}
+
+// fetch reads r, the reader of b, to its end, sending each batch and
+// then the end to out; it stops early once Close cancels s.ctx.
+func (s *Subscription) fetch(b *subBucket, r *LogReader) {
+	defer s.wg.Done()
+	defer r.Close()
+	for r.Next() {
+		batch := r.Batch()
+		batch.Record.Retain()
+		select {
+		case s.out <- fetched{b: b, batch: batch, next: r.next}:
+		case <-s.ctx.Done():
+			batch.Record.Release()
+			return
+		}
+	}
+	select {
+	case s.out <- fetched{b: b, next: r.next, end: true, err: r.Err()}:
+	case <-s.ctx.Done():
+	}
 }
 
 // readError is nil when err comes from reading b, a bucket whose
@@ -284,13 +361,6 @@ func (s *Subscription) readError(b *subBucket, err error) error {
 		return nil
 	}
 	return fmt.Errorf("subscription of %s: %w", s.table.Path, err)
-}
-
-func (s *Subscription) closeReader() {
-	if s.reader != nil {
-		s.reader.Close()
-		s.reader = nil
-	}
 }
 
 // Batch returns the current batch; valid until the next Next or Close.
@@ -328,13 +398,22 @@ func (s *Subscription) Wakeups() int64 { return s.wakeups.Load() }
 // Err returns the error that ended the subscription, if any.
 func (s *Subscription) Err() error { return s.err }
 
-// Close releases the reader. Idempotent.
+// Close stops the readers and releases what they read. Idempotent.
 func (s *Subscription) Close() error {
 	if s.closed {
 		return nil
 	}
 	s.closed = true
-	s.closeReader()
-	s.batch = SubscriptionBatch{}
+	s.releaseBatch()
+	s.cancel()
+	go func() {
+		s.wg.Wait()
+		close(s.out)
+	}()
+	for f := range s.out {
+		if f.batch.Record != nil {
+			f.batch.Record.Release()
+		}
+	}
 	return nil
 }
