@@ -223,14 +223,16 @@ func (h *harness) arrowRead(ctx context.Context, what string, wantN, wantSum int
 	return d, checkScan(what, n, sum, wantN, wantSum)
 }
 
-// s2 measures a full subscription of st (-rows rows) with a burst of a
-// tenth as many new rows appended (AppendArrow of ready batches, durable)
-// as soon as it opens: rows/s until it has returned them all, against a
-// QueryArrow read of the same rows afterwards. The writer shares the
-// machine with the subscription while it runs; the batch read has it to
-// itself.
+// s2 measures a full subscription of st (-rows rows) and then a burst of
+// a tenth as many new rows, appended (AppendArrow of ready batches,
+// durable) once it has opened and before it reads: rows/s from Subscribe
+// until it has returned them all, less the burst's write, against a
+// QueryArrow read of the same rows afterwards. The write is left out so
+// that the figure is the subscription's: appended while the subscription
+// reads, the burst made it wait for the writer, and the rows/s were the
+// writer's.
 func (h *harness) s2(ctx context.Context) {
-	sub := h.streamResult("S2", fmt.Sprintf("full subscription of %s (a log table of t's rows) plus a burst of %d rows appended as it opens, rows/s", streamTable, h.burstRows()), "rows/s", true)
+	sub := h.streamResult("S2", fmt.Sprintf("full subscription of %s (a log table of t's rows) then a burst of %d rows appended once it opened (the write not timed), rows/s", streamTable, h.burstRows()), "rows/s", true)
 	scan := h.streamResult("S2scan", "QueryArrow read of the same rows, rows/s", "rows/s", true)
 	for run := 0; run < h.cfg.runs; run++ {
 		a, b, w, err := h.s2Run(ctx)
@@ -239,9 +241,9 @@ func (h *harness) s2(ctx context.Context) {
 		if err != nil {
 			return
 		}
-		fmt.Printf("  S2  fluss    run %d: subscription %s, QueryArrow %s (%d rows; the burst's writer took %v)\n",
+		fmt.Printf("  S2  fluss    run %d: subscription %s, QueryArrow %s (%d rows; the burst's write, not timed, took %v)\n",
 			run+1, format(a, "rows/s"), format(b, "rows/s"), h.stRows, w.Round(time.Millisecond))
-		sub.notes[colFluss] = fmt.Sprintf("the burst's AppendArrow took %v of the last run's subscription", w.Round(time.Millisecond))
+		sub.notes[colFluss] = fmt.Sprintf("the burst's AppendArrow (not timed) took %v in the last run", w.Round(time.Millisecond))
 	}
 }
 
@@ -263,18 +265,13 @@ func (h *harness) s2Run(ctx context.Context) (subRate, scanRate float64, write t
 		return 0, 0, 0, err
 	}
 	defer sub.Close()
-	wrote := make(chan error, 1)
-	go func() {
-		t0 := time.Now()
-		err := h.fluss.appendBatches(ctx, streamTable, recs)
-		write = time.Since(t0)
-		wrote <- err
-	}()
-	sum, err := streamRead(sub, "S2", to)
-	d := time.Since(start)
-	if werr := <-wrote; werr != nil {
-		return 0, 0, 0, fmt.Errorf("S2 burst: %w", werr)
+	t0 := time.Now()
+	if err := h.fluss.appendBatches(ctx, streamTable, recs); err != nil {
+		return 0, 0, 0, fmt.Errorf("S2 burst: %w", err)
 	}
+	write = time.Since(t0)
+	sum, err := streamRead(sub, "S2", to)
+	d := time.Since(start) - write
 	if err != nil {
 		return 0, 0, 0, err
 	}
