@@ -102,9 +102,11 @@ type fetched struct {
 	err   error
 }
 
-// maxFetchers bounds the readers running at once; fetchAhead is how many
-// batches they may hold ready, together, beyond the one Next delivered.
-var maxFetchers = max(2, runtime.GOMAXPROCS(0))
+// maxFetchers bounds the readers running at once (more than the cores:
+// a reader waits for its batch to be taken, and the others read on
+// meanwhile); fetchAhead is how many batches they may hold ready,
+// together, beyond the one Next delivered and the one each is sending.
+var maxFetchers = max(4, 2*runtime.GOMAXPROCS(0))
 
 const fetchAhead = 4
 
