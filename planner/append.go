@@ -135,7 +135,7 @@ func (p *AppendPlanner) planLakeUnion(ctx context.Context) ([]Split, error) {
 	}
 	var splits []Split
 	for _, part := range lp.parts {
-		for _, bk := range lp.bucketIDs(part, p.table.NumBuckets) {
+		for _, bk := range lp.bucketIDs(part, p.table.NumBuckets, p.readsBucket) {
 			tb := metadata.TableBucket{TableID: p.table.TableID, PartitionID: part.id, Bucket: bk}
 			if files := lp.files[lakeKey{part.name, bk}]; len(files) > 0 {
 				splits = append(splits, &LakeSplit{TableBucket: tb, Partition: part.name, Files: files})

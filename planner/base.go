@@ -164,15 +164,24 @@ func compareInt64(a, b int64) int {
 	return 0
 }
 
-// buckets lists every bucket of the given partitions, in order.
+// buckets lists every bucket of the given partitions that the spec reads
+// (all, or its Buckets), in order.
 func (b *planBase) buckets(parts []partitionRef) []metadata.TableBucket {
 	out := make([]metadata.TableBucket, 0, len(parts)*b.table.NumBuckets)
 	for _, p := range parts {
 		for i := range b.table.NumBuckets {
-			out = append(out, metadata.TableBucket{TableID: b.table.TableID, PartitionID: p.id, Bucket: int32(i)})
+			if b.readsBucket(int32(i)) {
+				out = append(out, metadata.TableBucket{TableID: b.table.TableID, PartitionID: p.id, Bucket: int32(i)})
+			}
 		}
 	}
 	return out
+}
+
+// readsBucket reports whether the spec reads bucket id (of any
+// partition): every bucket, unless bucket pruning left it out.
+func (b *planBase) readsBucket(id int32) bool {
+	return b.spec.Buckets == nil || slices.Contains(b.spec.Buckets, id)
 }
 
 // offsets asks for one offset of every bucket in a single call and

@@ -36,7 +36,7 @@ func TypeOf(table metadata.TableInfo, p SplitPlanner) ScanType {
 
 // Explain renders a planned scan as EXPLAIN's lines (DESIGN §6):
 //
-//	FlussScan: [db.t], Type: [Append] [PushedPredicates: ...] [PartitionFilter: ...] [Limit: n] [TimeRange: [s, e)]
+//	FlussScan: [db.t], Type: [Append] [PushedPredicates: ...] [PartitionFilter: ...] [Buckets: b, ... of n] [Limit: n] [TimeRange: [s, e)]
 //	Branch: log-only | Branch: lake-union (snapshot N) | Branch: incremental
 //	PostFilter: c1 AND c2
 //	Split: log partition=<name|-> bucket=<n> log=<start>..<stop>
@@ -53,6 +53,13 @@ func Explain(table metadata.TableInfo, spec ScanSpec, p SplitPlanner, splits []S
 	}
 	if s := conjuncts(spec.PartitionFilter); s != "" {
 		fmt.Fprintf(&b, " [PartitionFilter: %s]", s)
+	}
+	if spec.Buckets != nil {
+		ids := make([]string, len(spec.Buckets))
+		for i, id := range spec.Buckets {
+			ids[i] = fmt.Sprint(id)
+		}
+		fmt.Fprintf(&b, " [Buckets: %s of %d]", strings.Join(ids, ", "), table.NumBuckets)
 	}
 	if spec.Limit >= 0 {
 		fmt.Fprintf(&b, " [Limit: %d]", spec.Limit)

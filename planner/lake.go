@@ -269,17 +269,20 @@ func (b *planBase) planLake(ctx context.Context) (lakePlan, error) {
 
 // bucketIDs lists the buckets of a partition a lake-union plan visits, in
 // order: every bucket of the table for a live partition, the buckets with
-// lake files for a lake-only one.
-func (lp *lakePlan) bucketIDs(part lakePart, numBuckets int) []int32 {
+// lake files for a lake-only one; of those, the ones keep keeps (bucket
+// pruning).
+func (lp *lakePlan) bucketIDs(part lakePart, numBuckets int, keep func(int32) bool) []int32 {
 	var out []int32
 	if !part.lakeOnly {
 		for i := range numBuckets {
-			out = append(out, int32(i))
+			if keep(int32(i)) {
+				out = append(out, int32(i))
+			}
 		}
 		return out
 	}
 	for k := range lp.files {
-		if k.partition == part.name {
+		if k.partition == part.name && keep(k.bucket) {
 			out = append(out, k.bucket)
 		}
 	}
@@ -310,7 +313,7 @@ func (b *planBase) planLakeOnly(ctx context.Context) ([]Split, error) {
 	}
 	var splits []Split
 	for _, part := range lp.parts {
-		for _, bk := range lp.bucketIDs(part, b.table.NumBuckets) {
+		for _, bk := range lp.bucketIDs(part, b.table.NumBuckets, b.readsBucket) {
 			if files := lp.files[lakeKey{part.name, bk}]; len(files) > 0 {
 				tb := metadata.TableBucket{TableID: b.table.TableID, PartitionID: part.id, Bucket: bk}
 				splits = append(splits, &LakeSplit{TableBucket: tb, Partition: part.name, Files: files})

@@ -19,6 +19,10 @@ type ScanSpec struct {
 	// PushedPredicate may skip batches, files or row groups by statistics;
 	// it is never trusted for exactness. Nil: none.
 	PushedPredicate predicate.P
+	// Buckets, when not nil, are the only buckets of each partition to
+	// read (bucket pruning: the WHERE pins the bucket key to values that
+	// hash to them; see sqlplan.BucketFilter); nil reads every bucket.
+	Buckets []int32
 	// Limit is the most rows the scan needs; -1: no limit.
 	Limit int64
 	// Options are read hints: read.optimized, scan.max-records-per-split,

@@ -268,7 +268,7 @@ func (p *UpsertPlanner) planLakeUnion(ctx context.Context) ([]Split, error) {
 	}
 	var splits []Split
 	for _, part := range lp.parts {
-		for _, bk := range lp.bucketIDs(part, p.table.NumBuckets) {
+		for _, bk := range lp.bucketIDs(part, p.table.NumBuckets, p.readsBucket) {
 			tb := metadata.TableBucket{TableID: p.table.TableID, PartitionID: part.id, Bucket: bk}
 			files := lp.files[lakeKey{part.name, bk}]
 			if part.lakeOnly {

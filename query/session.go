@@ -236,6 +236,15 @@ func (s *Session) planScan(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPl
 	return s.planSplits(ctx, sp)
 }
 
+// bucketFilter is the buckets a batch read of sp's table needs, nil for
+// all (sqlplan.BucketFilter).
+func bucketFilter(sp *sqlplan.SelectPlan) []int32 {
+	if b, ok := sqlplan.BucketFilter(sp); ok {
+		return b
+	}
+	return nil
+}
+
 // indexRead is a read through a secondary index: the rows whose leading
 // index columns hold one of keys.
 type indexRead struct {
@@ -342,8 +351,10 @@ func (s *Session) planSplits(ctx context.Context, sp *sqlplan.SelectPlan) (*scan
 		}
 		p, err = planner.NewChangelogPlanner(ctx, s.Engine, sp.Base, spec, opts...)
 	case base.HasPrimaryKey():
+		spec.Buckets = bucketFilter(sp)
 		p, err = planner.NewUpsertPlanner(ctx, s.Engine, *base, spec, lakeOpts...)
 	default:
+		spec.Buckets = bucketFilter(sp)
 		p, err = planner.NewAppendPlanner(ctx, s.Engine, *base, spec, lakeOpts...)
 	}
 	if err != nil {
