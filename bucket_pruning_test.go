@@ -99,9 +99,10 @@ func pruningRows(t *testing.T, ctx context.Context, conn interface {
 // Bucket pruning is differential against reads of every bucket: over log
 // and key tables (partitioned, lake-enabled and tiered, a bucket key of
 // several columns, and one that is a prefix of the key), after upserts
-// and deletes and in a transaction with its own writes, a WHERE that
-// pins the bucket key reads the rows the same WHERE reads from every
-// bucket; and EXPLAIN names only the buckets the values hash to.
+// and deletes, in a transaction's read view and in a transaction with its
+// own writes, a WHERE that pins the bucket key reads the rows the same
+// WHERE reads from every bucket, also where it is a prefix lookup of the
+// key-value state; and EXPLAIN names only the buckets the values hash to.
 func TestBucketPruningDifferential(t *testing.T) {
 	db, _ := openDB(t, "tiering=off")
 	ctx := context.Background()
@@ -122,6 +123,15 @@ func TestBucketPruningDifferential(t *testing.T) {
 			pins: []pruningPin{{"id", intLit(60)}, {"p", func(rng *rand.Rand) string { return fmt.Sprintf("'p%d'", rng.IntN(3)) }}},
 			row: func(rng *rand.Rand, i int) string {
 				return fmt.Sprintf("('p%d', %d, %d)", rng.IntN(3), rng.IntN(60), rng.IntN(100))
+			},
+		},
+		{
+			name: "kp",
+			ddl: `CREATE TABLE kp (p STRING, a INT, b INT, v BIGINT, PRIMARY KEY (p, a, b) NOT ENFORCED) PARTITIONED BY (p)
+				WITH ('bucket.num' = '4', 'bucket.key' = 'a', 'table.datalake.enabled' = 'true')`,
+			pins: []pruningPin{{"a", intLit(10)}, {"p", func(rng *rand.Rand) string { return fmt.Sprintf("'p%d'", rng.IntN(3)) }}},
+			row: func(rng *rand.Rand, i int) string {
+				return fmt.Sprintf("('p%d', %d, %d, %d)", rng.IntN(3), rng.IntN(10), rng.IntN(30), rng.IntN(100))
 			},
 		},
 		{
@@ -167,6 +177,11 @@ func TestBucketPruningDifferential(t *testing.T) {
 			insert(tb, 50)
 			check(db, tb, tb.name+" after deletes and upserts")
 		}
+		ro, err := db.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		insert(tb, 20) // after the read view: not seen by ro
+		check(ro, tb, tb.name+" in a transaction's read view")
+		require.NoError(t, ro.Rollback())
 		tx, err := db.BeginTx(ctx, nil)
 		require.NoError(t, err)
 		vals := make([]string, 40)
@@ -183,19 +198,27 @@ func TestBucketPruningDifferential(t *testing.T) {
 		require.NoError(t, tx.Rollback())
 	}
 
+	// A table whose bucket key is a proper prefix of its key reads the
+	// rows of the pinned values from their bucket's key range; one whose
+	// bucket key is its whole key looks keys up one by one.
+	plan := strings.Join(explainLines(t, db, `EXPLAIN SELECT * FROM kp WHERE a IN (1, 2) AND p = 'p1' AND v > 3`), "\n")
+	require.Contains(t, plan, "PrefixLookup: [fluss.kp] [Key: p, a] keys=2")
+	require.NotContains(t, strings.Join(explainLines(t, db, `EXPLAIN SELECT * FROM kp WHERE a = 1`), "\n"), "PrefixLookup", "the partition is not pinned")
+	require.NotContains(t, strings.Join(explainLines(t, db, `EXPLAIN SELECT * FROM kt WHERE id = 1`), "\n"), "PrefixLookup")
+
 	// EXPLAIN: the pinned values' buckets only, and every bucket when
 	// the key is not pinned whole.
-	plan := strings.Join(explainLines(t, db, `EXPLAIN SELECT * FROM kb WHERE a IN (3, 4) AND v > 1`), "\n")
+	plan = strings.Join(explainLines(t, db, `EXPLAIN SELECT * FROM kt WHERE id IN (3, 4) AND v > 1`), "\n")
 	require.Contains(t, plan, "Buckets: ")
-	require.Contains(t, plan, " of 5")
-	require.LessOrEqual(t, strings.Count(plan, "Split: kv+log"), 2)
+	require.Contains(t, plan, " of 16")
+	require.LessOrEqual(t, strings.Count(plan, "bucket="), 2*3, "two buckets of each of three partitions")
 	plan = strings.Join(explainLines(t, db, `EXPLAIN SELECT * FROM lg WHERE k = 1`), "\n")
 	require.NotContains(t, plan, "Buckets: ")
 	many := make([]string, 300)
 	for i := range many {
 		many[i] = fmt.Sprint(i)
 	}
-	plan = strings.Join(explainLines(t, db, `EXPLAIN SELECT * FROM kb WHERE a IN (`+strings.Join(many, ", ")+`)`), "\n")
+	plan = strings.Join(explainLines(t, db, `EXPLAIN SELECT * FROM lg WHERE s = 's1' AND k IN (`+strings.Join(many, ", ")+`)`), "\n")
 	require.NotContains(t, plan, "Buckets: ", "too many values to hash: every bucket")
 	plan = strings.Join(explainLines(t, db, `EXPLAIN SELECT * FROM lg WHERE k = 1 AND s = NULL`), "\n")
 	require.Contains(t, plan, "Buckets:  of 8", "a NULL pins no bucket")

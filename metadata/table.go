@@ -244,6 +244,26 @@ func (t *TableInfo) PartitionKeyIndexes() []int {
 	return idx
 }
 
+// HasPrefixLookup reports whether the table answers prefix lookups
+// (Fluss's lookupBy): a primary-key table whose bucket key is the leading
+// columns, and not all, of its physical primary key, so that the rows of
+// one bucket-key value sit together in one bucket's key range.
+func (t *TableInfo) HasPrefixLookup() bool {
+	if !t.HasPrimaryKey() {
+		return false
+	}
+	phys, bucket := t.PhysicalKeyIndexes(), t.BucketKeyIndexes()
+	if len(bucket) == 0 || len(bucket) >= len(phys) {
+		return false
+	}
+	for i, c := range bucket {
+		if phys[i] != c {
+			return false
+		}
+	}
+	return true
+}
+
 // BucketKeyIndexes returns the column indexes of the bucket keys.
 func (t *TableInfo) BucketKeyIndexes() []int {
 	idx, _ := t.Schema.Indexes(t.BucketKeys)

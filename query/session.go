@@ -228,6 +228,9 @@ func (s *Session) planScan(ctx context.Context, sp *sqlplan.SelectPlan) (*scanPl
 		}
 		// A transaction that wrote the table reads it as its scans do.
 		if !s.inTx() || s.Writes == nil || !s.Writes.Wrote(sp.Table.Path) {
+			if keys, ok := sqlplan.PrefixLookup(sp); ok {
+				return &scanPlan{sel: sp, index: &indexRead{keys: keys, prefix: true}, residual: sqlplan.Conjuncts(sp.Where)}, nil
+			}
 			if ix, keys, ok := sqlplan.IndexLookup(sp); ok {
 				return &scanPlan{sel: sp, index: &indexRead{def: ix, keys: keys}, residual: sqlplan.Conjuncts(sp.Where)}, nil
 			}
@@ -251,13 +254,49 @@ type indexRead struct {
 	def  metadata.DeclaredIndex
 	keys [][]any
 	rows int // the rows read, once read
+	// prefix marks a prefix lookup (Fluss's lookupBy) instead: keys are
+	// then key rows of the table's width with its partition and bucket
+	// keys set, read from their bucket's key range (def is unset).
+	prefix bool
 }
 
-// explainIndex describes an index lookup, as explainLookup a point one.
+// readIndex reads the rows of an index or prefix lookup, in the view in a
+// transaction.
+func (s *Session) readIndex(ctx context.Context, table *metadata.TableInfo, ix *indexRead) ([][]any, error) {
+	if ix.prefix {
+		if v := s.View; v != nil {
+			return v.PrefixLookup(ctx, table.Path, ix.keys)
+		}
+		return s.Engine.PrefixLookup(ctx, table.Path, ix.keys)
+	}
+	if v := s.View; v != nil {
+		return v.IndexLookup(ctx, table.Path, ix.def.Name, ix.keys)
+	}
+	return s.Engine.IndexLookup(ctx, table.Path, ix.def.Name, ix.keys)
+}
+
+// prefixColumns names the columns a prefix lookup of table pins: its
+// partition keys, then its bucket key.
+func prefixColumns(table *metadata.TableInfo) []string {
+	var out []string
+	for _, c := range append(table.PartitionKeyIndexes(), table.BucketKeyIndexes()...) {
+		out = append(out, table.Schema.Columns[c].Name)
+	}
+	return out
+}
+
+// explainIndex describes an index (or prefix) lookup, as explainLookup a
+// point one.
 func explainIndex(p *scanPlan) []string {
 	lines := []string{
 		fmt.Sprintf("IndexLookup: [%s] index=%s keys=%d", p.sel.Table.Path, p.index.def.Name, len(p.index.keys)),
 		"Branch: index-lookup",
+	}
+	if p.index.prefix {
+		lines = []string{
+			fmt.Sprintf("PrefixLookup: [%s] [Key: %s] keys=%d", p.sel.Table.Path, strings.Join(prefixColumns(&p.sel.Table), ", "), len(p.index.keys)),
+			"Branch: prefix-lookup",
+		}
 	}
 	if len(p.residual) > 0 {
 		post := make([]string, len(p.residual))
@@ -538,14 +577,11 @@ func (s *Session) open(ctx context.Context, p *scanPlan, q exec.Query) (exec.Ope
 		layout exec.Layout
 	)
 	if p.index != nil {
-		lookup := s.Engine.IndexLookup
-		if v := s.View; v != nil {
-			lookup = v.IndexLookup
-		}
-		rows, err := lookup(ctx, table.Path, p.index.def.Name, p.index.keys)
-		if errors.Is(err, storage.ErrLookupInLake) || errors.Is(err, metadata.ErrNotFound) {
+		rows, err := s.readIndex(ctx, table, p.index)
+		if errors.Is(err, storage.ErrLookupInLake) || errors.Is(err, metadata.ErrNotFound) || errors.Is(err, metadata.ErrUnsupported) {
 			// The lake holds rows of dropped partitions, or the index
-			// was dropped since the plan: a scan answers.
+			// was dropped (the table made again) since the plan: a scan
+			// answers.
 			np, err := s.planSplits(ctx, sp)
 			if err != nil {
 				return nil, err
@@ -717,6 +753,9 @@ func (s *Session) Analyze(ctx context.Context, sp *sqlplan.SelectPlan) ([]string
 		return append(explainLookup(p), "Read: point lookup"), nil
 	}
 	if p.index != nil {
+		if p.index.prefix {
+			return append(explainIndex(p), "Read: prefix lookup"), nil
+		}
 		return append(explainIndex(p), "Read: index lookup"), nil
 	}
 	post := make([]string, len(p.pd.PostFilter))

@@ -69,3 +69,42 @@ func BucketFilter(p *SelectPlan) (buckets []int32, ok bool) {
 	slices.Sort(buckets)
 	return buckets, true
 }
+
+// PrefixLookup matches a read of a table that answers prefix lookups
+// (metadata.TableInfo.HasPrefixLookup) whose WHERE pins every partition
+// key and bucket-key column (= or IN of constants, at most 1,024
+// combinations): the key rows to look up, of the table's width with those
+// columns set. Every WHERE conjunct stays to be evaluated over the rows
+// found. ok is false for any other read.
+func PrefixLookup(p *SelectPlan) (keyRows [][]any, ok bool) {
+	if p == nil || !p.From || p.Virtual != "" || p.Where == nil || !p.Table.HasPrefixLookup() {
+		return nil, false
+	}
+	cols := p.Table.Schema.Columns
+	need := append(slices.Clone(p.Table.PartitionKeyIndexes()), p.Table.BucketKeyIndexes()...)
+	pinned := map[int][]any{}
+	for _, c := range Conjuncts(p.Where) {
+		if i, vals, found := pinningValues(c, cols); found && slices.Contains(need, i) {
+			if _, seen := pinned[i]; !seen {
+				pinned[i] = vals
+			}
+		}
+	}
+	keyRows = [][]any{make([]any, len(cols))}
+	for _, c := range need {
+		vals, ok := pinned[c]
+		if !ok || len(keyRows)*len(vals) > maxIndexKeys {
+			return nil, false
+		}
+		next := make([][]any, 0, len(keyRows)*len(vals))
+		for _, r := range keyRows {
+			for _, v := range vals {
+				row := slices.Clone(r)
+				row[c] = v
+				next = append(next, row)
+			}
+		}
+		keyRows = next
+	}
+	return keyRows, true
+}
