@@ -180,6 +180,7 @@ func acquireEngine(cfg Config, logger *slog.Logger) (*sharedEngine, error) {
 	opts.SegmentBytes = cfg.SegmentBytes
 	opts.MaxOpenSegments = cfg.MaxOpenSegments
 	opts.KvSnapshotInterval = cfg.KvSnapshotInterval
+	opts.AutoPartitionInterval = cfg.AutoPartitionInterval
 	opts.Logger = logger
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

@@ -390,6 +390,7 @@ func TestBadDSN(t *testing.T) {
 		{":memory:?loc=Mars/Base", "loc"},
 		{":memory:?tiering=sometimes", "tiering"},
 		{":memory:?kv.snapshot.interval=soon", "kv.snapshot.interval"},
+		{":memory:?auto-partition.check.interval=soon", "auto-partition.check.interval"},
 		{"file://otherhost/x", "host"},
 	} {
 		_, err := fluss.NewConnector(tc.dsn)

@@ -30,6 +30,11 @@ type Config struct {
 	Tiering string
 	// KvSnapshotInterval is the period of KV snapshots; 0 disables them.
 	KvSnapshotInterval time.Duration
+	// AutoPartitionInterval is how often auto-partitioned tables get
+	// their partitions created ahead and dropped behind (DSN
+	// auto-partition.check.interval, Fluss's default 10 minutes); 0: only
+	// when the database opens and on CALL sys.auto_partition.
+	AutoPartitionInterval time.Duration
 	// MaxRecordsPerSplit cuts log-only ranges longer than this; 0: never.
 	MaxRecordsPerSplit int64
 	// Location is the time zone TIMESTAMP_LTZ values are returned in, and
@@ -63,10 +68,11 @@ const (
 	dsnMaxOpenSegments    = "log.max-open-files"
 	dsnThreads            = "threads"
 	dsnMemoryLimit        = "memory.limit"
+	dsnAutoPartition      = "auto-partition.check.interval"
 )
 
 var dsnKeys = []string{dsnSync, dsnDefaultBucketNum, dsnTiering, dsnKvSnapshotInterval,
-	dsnMaxRecordsPerSplit, dsnLoc, dsnSegmentBytes, dsnMaxOpenSegments, dsnThreads, dsnMemoryLimit}
+	dsnMaxRecordsPerSplit, dsnLoc, dsnSegmentBytes, dsnMaxOpenSegments, dsnThreads, dsnMemoryLimit, dsnAutoPartition}
 
 // MemoryDSN is the DSN of an engine that lives only in memory.
 const MemoryDSN = ":memory:"
@@ -76,14 +82,15 @@ const MemoryDSN = ":memory:"
 // a bad value is an error naming it.
 func ParseDSN(dsn string) (Config, error) {
 	cfg := Config{
-		Sync:                true,
-		DefaultBucketNumber: 1,
-		Tiering:             "auto",
-		KvSnapshotInterval:  10 * time.Minute,
-		Location:            time.UTC,
-		SegmentBytes:        64 << 20,
-		Threads:             runtime.GOMAXPROCS(0),
-		MemoryLimit:         1 << 30,
+		Sync:                  true,
+		DefaultBucketNumber:   1,
+		Tiering:               "auto",
+		KvSnapshotInterval:    10 * time.Minute,
+		AutoPartitionInterval: 10 * time.Minute,
+		Location:              time.UTC,
+		SegmentBytes:          64 << 20,
+		Threads:               runtime.GOMAXPROCS(0),
+		MemoryLimit:           1 << 30,
 	}
 	if strings.TrimSpace(dsn) == "" {
 		return cfg, dsnError("empty DSN: give a directory path, a file: URI or %s", MemoryDSN)
@@ -174,6 +181,12 @@ func (c *Config) set(key, v string) error {
 			return bad("a duration such as 10m, 90s or '10 min'")
 		}
 		c.KvSnapshotInterval = d
+	case dsnAutoPartition:
+		d, err := metadata.ParseDuration(v)
+		if err != nil || d < 0 {
+			return bad("a duration such as 10m, 90s or '10 min'")
+		}
+		c.AutoPartitionInterval = d
 	case dsnMaxRecordsPerSplit:
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 1 {
@@ -262,6 +275,7 @@ var engineOptions = []struct {
 	{dsnDefaultBucketNum, func(c Config) string { return strconv.Itoa(c.DefaultBucketNumber) }},
 	{dsnTiering, func(c Config) string { return c.Tiering }},
 	{dsnKvSnapshotInterval, func(c Config) string { return c.KvSnapshotInterval.String() }},
+	{dsnAutoPartition, func(c Config) string { return c.AutoPartitionInterval.String() }},
 	{dsnSegmentBytes, func(c Config) string { return formatBytes(c.SegmentBytes) }},
 	{dsnMaxOpenSegments, func(c Config) string {
 		if c.MaxOpenSegments == 0 {

@@ -29,6 +29,7 @@ const (
 	OptAutoPartitionNumPrecreate = "table.auto-partition.num-precreate"
 	OptAutoPartitionNumRetention = "table.auto-partition.num-retention"
 	OptAutoPartitionTimeZone     = "table.auto-partition.time-zone"
+	OptAutoPartitionTimeFormat   = "table.auto-partition.time-format"
 	OptAutoIncrementFields       = "auto-increment.fields"
 	OptKvSnapshotInterval        = "kv.snapshot.interval"
 )
@@ -41,7 +42,7 @@ var knownOptions = []string{
 	OptMergeEngine, OptVersionColumn, OptStatisticsColumns, OptChangelogImage,
 	OptAutoPartitionEnabled, OptAutoPartitionKey, OptAutoPartitionTimeUnit,
 	OptAutoPartitionNumPrecreate, OptAutoPartitionNumRetention, OptAutoPartitionTimeZone,
-	OptAutoIncrementFields, OptKvSnapshotInterval,
+	OptAutoPartitionTimeFormat, OptAutoIncrementFields, OptKvSnapshotInterval,
 }
 
 // alterableOptions are the options ALTER TABLE ... SET may change: they
@@ -118,8 +119,15 @@ type AutoPartition struct {
 	Key          string
 	TimeUnit     string // HOUR, DAY, MONTH, QUARTER, YEAR
 	NumPrecreate int
-	NumRetention int
+	// PrecreateSet records that num-precreate was given (Fluss refuses a
+	// positive one on a table of several partition keys).
+	PrecreateSet bool
+	NumRetention int    // negative: never drop
 	TimeZone     string // "": the process's local zone, as Fluss uses the server's
+	// TimeFormat is the partition names' format as a Java date pattern
+	// (yyyy, MM, dd, HH and Q for the quarter); "" is the unit's own:
+	// yyyyMMddHH, yyyyMMdd, yyyyMM, yyyyQ or yyyy.
+	TimeFormat string
 }
 
 // ParseDuration reads a duration option: a Go duration ("90s", "1h30m"),
@@ -294,15 +302,21 @@ func ParseTableConfig(opts map[string]string) (TableConfig, error) {
 			if cfg.AutoPartition.NumPrecreate, err = strconv.Atoi(tv); err != nil || cfg.AutoPartition.NumPrecreate < 0 {
 				return cfg, bad("must be a non-negative integer")
 			}
+			cfg.AutoPartition.PrecreateSet = true
 		case OptAutoPartitionNumRetention:
-			if cfg.AutoPartition.NumRetention, err = strconv.Atoi(tv); err != nil || cfg.AutoPartition.NumRetention < 0 {
-				return cfg, bad("must be a non-negative integer")
+			if cfg.AutoPartition.NumRetention, err = strconv.Atoi(tv); err != nil {
+				return cfg, bad("must be an integer (negative: never drop)")
 			}
 		case OptAutoPartitionTimeZone:
 			if _, err := time.LoadLocation(tv); err != nil || tv == "" {
 				return cfg, bad("must be a time zone such as UTC or Europe/Paris")
 			}
 			cfg.AutoPartition.TimeZone = tv
+		case OptAutoPartitionTimeFormat:
+			if _, err := goTimeLayout(tv); err != nil {
+				return cfg, bad(err.Error())
+			}
+			cfg.AutoPartition.TimeFormat = tv
 		default:
 			return cfg, fmt.Errorf("%w: unknown table option %q (known: %s)", ErrInvalidOption, k, strings.Join(knownOptions, ", "))
 		}

@@ -84,7 +84,7 @@ func TestParseTableConfig(t *testing.T) {
 	require.Equal(t, "WAL", cfg.ChangelogImage)
 	require.Equal(t, []string{"id"}, cfg.AutoIncrement)
 	require.Equal(t, 5*time.Minute, cfg.KvSnapshotInterval)
-	require.Equal(t, AutoPartition{Enabled: true, TimeUnit: "HOUR", NumRetention: 3, TimeZone: "UTC"}, cfg.AutoPartition)
+	require.Equal(t, AutoPartition{Enabled: true, TimeUnit: "HOUR", PrecreateSet: true, NumRetention: 3, TimeZone: "UTC"}, cfg.AutoPartition)
 
 	cfg, err = ParseTableConfig(map[string]string{OptStatisticsColumns: ""})
 	require.NoError(t, err)
@@ -113,7 +113,8 @@ func TestParseTableConfigErrors(t *testing.T) {
 		{map[string]string{OptChangelogImage: "HALF"}, ErrInvalidOption, "FULL or WAL"},
 		{map[string]string{OptAutoIncrementFields: "a,b"}, ErrInvalidOption, "exactly one column"},
 		{map[string]string{OptAutoPartitionTimeUnit: "WEEK"}, ErrInvalidOption, "HOUR, DAY"},
-		{map[string]string{OptAutoPartitionNumRetention: "-1"}, ErrInvalidOption, "non-negative"},
+		{map[string]string{OptAutoPartitionNumRetention: "x"}, ErrInvalidOption, "negative: never drop"},
+		{map[string]string{OptAutoPartitionTimeFormat: "yyyy-ww"}, ErrInvalidOption, "is not one of yyyy, MM, dd, HH, Q"},
 		{map[string]string{OptAutoPartitionTimeZone: "Mars/Olympus"}, ErrInvalidOption, "time zone"},
 		{map[string]string{OptVersionColumn: ""}, ErrInvalidOption, "must name a column"},
 	}

@@ -607,6 +607,9 @@ func (t *TableInfo) Resolve() error {
 		}
 		if len(t.PartitionKeys) > 1 {
 			// As in Fluss: only the time key is known in advance.
+			if ap.PrecreateSet && ap.NumPrecreate > 0 {
+				return fmt.Errorf("%w: For a partitioned table with multiple partition keys, auto pre-create is unsupported and this value must be set to 0, but is %d", ErrInvalidOption, ap.NumPrecreate)
+			}
 			ap.NumPrecreate = 0
 		}
 	}

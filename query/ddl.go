@@ -147,6 +147,23 @@ func (s *Session) call(ctx context.Context, c *sqlplan.Call, args []sqlplan.Arg)
 			return nil, err
 		}
 		return staticResult([]Column{{Name: "snapshot_id", Type: metadata.BigIntType()}}, [][]any{{id}})
+	case "sys.auto_partition":
+		path, err := s.tableArg(c, vals)
+		if err != nil {
+			return nil, err
+		}
+		res, err := s.Engine.AutoPartition(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		var rows [][]any
+		for _, name := range res.Created {
+			rows = append(rows, []any{"created", name})
+		}
+		for _, name := range res.Dropped {
+			rows = append(rows, []any{"dropped", name})
+		}
+		return staticResult([]Column{{Name: "action", Type: metadata.StringType()}, {Name: "partition", Type: metadata.StringType()}}, rows)
 	case "sys.drop_expired":
 		if len(vals) != 0 {
 			return nil, fmt.Errorf("%s takes no arguments; got %d: %w", c.Procedure, len(vals), metadata.ErrInvalidValue)
@@ -157,7 +174,7 @@ func (s *Session) call(ctx context.Context, c *sqlplan.Call, args []sqlplan.Arg)
 		}
 		return staticResult([]Column{{Name: "segments_removed", Type: metadata.BigIntType()}}, [][]any{{int64(n)}})
 	}
-	return nil, fmt.Errorf("unknown procedure %s (known: sys.kv_snapshot, sys.tier, sys.drop_expired): %w", c.Procedure, metadata.ErrNotFound)
+	return nil, fmt.Errorf("unknown procedure %s (known: sys.kv_snapshot, sys.tier, sys.drop_expired, sys.auto_partition): %w", c.Procedure, metadata.ErrNotFound)
 }
 
 // tableArg reads the single table-name argument of a procedure.

@@ -267,6 +267,10 @@ func (e *Engine) commitPrepared(ctx context.Context, preps []*preparedWrite, vie
 			}
 			var vals [][]string
 			for _, v := range missing[id] {
+				if err := e.autoPartitionRefuses(&e.mu.cat.byID[id].Info, v); err != nil {
+					e.mu.Unlock()
+					return nil, false, err
+				}
 				vals = append(vals, v)
 			}
 			slices.SortFunc(vals, func(a, b []string) int { return slices.Compare(a, b) })

@@ -158,9 +158,14 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.bg.stop = make(chan struct{})
+	e.autoPartitionAll(context.Background())
 	if opts.KvSnapshotInterval > 0 {
 		e.bg.wg.Add(1)
 		go e.runKvSnapshots(opts.KvSnapshotInterval, e.bg.stop)
+	}
+	if opts.AutoPartitionInterval > 0 {
+		e.bg.wg.Add(1)
+		go e.runAutoPartition(opts.AutoPartitionInterval, e.bg.stop)
 	}
 	return e, nil
 }
@@ -441,24 +446,38 @@ func (e *Engine) ListDatabases(ctx context.Context) ([]string, error) {
 
 // CreateTable creates a table from its descriptor; its id is never reused.
 func (e *Engine) CreateTable(ctx context.Context, desc metadata.TableDescriptor, ifNotExists bool) (metadata.TableInfo, error) {
+	info, created, err := e.createTable(ctx, desc, ifNotExists)
+	if err == nil && created && info.Config.AutoPartition.Enabled {
+		// Its partitions ahead exist once CREATE TABLE returns, as in
+		// Fluss, where the table joins the auto-partition manager.
+		if _, aerr := e.autoPartition(ctx, &info, e.opts.Clock()); aerr != nil {
+			e.opts.Logger.Error("auto-partitioning failed", "table", info.Path.String(), "err", aerr)
+		}
+	}
+	return info, err
+}
+
+// createTable is CreateTable without auto-partitioning; created is false
+// when the table existed (ifNotExists).
+func (e *Engine) createTable(ctx context.Context, desc metadata.TableDescriptor, ifNotExists bool) (_ metadata.TableInfo, created bool, _ error) {
 	if err := e.writeLock(); err != nil {
-		return metadata.TableInfo{}, err
+		return metadata.TableInfo{}, false, err
 	}
 	defer e.mu.Unlock()
 	db, ok := e.mu.cat.Databases[desc.Path.Database]
 	if !ok {
-		return metadata.TableInfo{}, fmt.Errorf("database %s: %w", desc.Path.Database, metadata.ErrNotFound)
+		return metadata.TableInfo{}, false, fmt.Errorf("database %s: %w", desc.Path.Database, metadata.ErrNotFound)
 	}
 	if t, ok := db.Tables[desc.Path.Table]; ok {
 		if ifNotExists {
-			return t.Info, nil
+			return t.Info, false, nil
 		}
-		return metadata.TableInfo{}, fmt.Errorf("table %s: %w", desc.Path, metadata.ErrExists)
+		return metadata.TableInfo{}, false, fmt.Errorf("table %s: %w", desc.Path, metadata.ErrExists)
 	}
 	if _, ok := db.Views[desc.Path.Table]; ok {
 		// Not even with IF NOT EXISTS: the name does not stand for a
 		// table, so the statement's promise (the table exists) is false.
-		return metadata.TableInfo{}, fmt.Errorf("cannot create table %s: a view of that name exists: %w", desc.Path, metadata.ErrExists)
+		return metadata.TableInfo{}, false, fmt.Errorf("cannot create table %s: a view of that name exists: %w", desc.Path, metadata.ErrExists)
 	}
 	next := e.mu.cat.clone()
 	// An id whose files are still on disk (a catalog older than them) is
@@ -470,19 +489,19 @@ func (e *Engine) CreateTable(ctx context.Context, desc metadata.TableDescriptor,
 	}
 	info, err := metadata.NewTableInfo(desc, next.NextTableID, e.opts.DefaultBucketNumber, time.Now().UTC())
 	if err != nil {
-		return metadata.TableInfo{}, err
+		return metadata.TableInfo{}, false, err
 	}
 	entry := &tableEntry{Info: info}
 	if err := entry.prepare(); err != nil {
-		return metadata.TableInfo{}, err
+		return metadata.TableInfo{}, false, err
 	}
 	next.NextTableID++
 	next.Databases[desc.Path.Database].Tables[desc.Path.Table] = entry
 	next.byID[info.TableID] = entry
 	if err := e.commitCatalogLocked(next); err != nil {
-		return metadata.TableInfo{}, err
+		return metadata.TableInfo{}, false, err
 	}
-	return info, nil
+	return info, true, nil
 }
 
 // DropTable drops a table and removes its data.

@@ -66,9 +66,15 @@ type Options struct {
 	// complete (a full disk) loses nothing, since Open replays the log
 	// into the KV store; Close returns the error. 0: DefaultCloseTimeout.
 	CloseTimeout time.Duration
-	// Clock gives the commit timestamps of log batches; nil: time.Now.
+	// Clock gives the commit timestamps of log batches and the time
+	// auto-partitioning creates and drops partitions by; nil: time.Now.
 	// Tests set it to step time, also backwards.
 	Clock func() time.Time
+	// AutoPartitionInterval is how often the engine creates the time
+	// partitions auto-partitioned tables need ahead and drops those past
+	// their retention (it also does at Open and on CALL
+	// sys.auto_partition); 0: only then.
+	AutoPartitionInterval time.Duration
 	// Allocator backs the Arrow memory of writes and of what reads
 	// build (decompressed buffers, KV snapshot batches); nil: the default
 	// allocator. The raw bytes of the log batches a read decodes in place
@@ -144,6 +150,9 @@ func (o *Options) Validate() error {
 	}
 	if o.CloseTimeout == 0 {
 		o.CloseTimeout = DefaultCloseTimeout
+	}
+	if o.AutoPartitionInterval < 0 {
+		return fmt.Errorf("%w: auto-partition check interval %s is negative", metadata.ErrInvalidOption, o.AutoPartitionInterval)
 	}
 	if o.CloseTimeout < 0 {
 		return fmt.Errorf("%w: close timeout %s is negative", metadata.ErrInvalidOption, o.CloseTimeout)
