@@ -30,6 +30,7 @@ const (
 	OptAutoPartitionNumRetention = "table.auto-partition.num-retention"
 	OptAutoPartitionTimeZone     = "table.auto-partition.time-zone"
 	OptAutoPartitionTimeFormat   = "table.auto-partition.time-format"
+	OptDeleteBehavior            = "table.delete.behavior"
 	OptAutoIncrementFields       = "auto-increment.fields"
 	OptKvSnapshotInterval        = "kv.snapshot.interval"
 )
@@ -42,7 +43,7 @@ var knownOptions = []string{
 	OptMergeEngine, OptVersionColumn, OptStatisticsColumns, OptChangelogImage,
 	OptAutoPartitionEnabled, OptAutoPartitionKey, OptAutoPartitionTimeUnit,
 	OptAutoPartitionNumPrecreate, OptAutoPartitionNumRetention, OptAutoPartitionTimeZone,
-	OptAutoPartitionTimeFormat, OptAutoIncrementFields, OptKvSnapshotInterval,
+	OptAutoPartitionTimeFormat, OptDeleteBehavior, OptAutoIncrementFields, OptKvSnapshotInterval,
 }
 
 // alterableOptions are the options ALTER TABLE ... SET may change: they
@@ -90,6 +91,9 @@ const (
 	MergeLastRow   MergeEngine = ""
 	MergeFirstRow  MergeEngine = "first_row"
 	MergeVersioned MergeEngine = "versioned"
+	// MergeAggregation combines each column of an upsert with the
+	// stored row's by its aggregate function (Config.Aggs).
+	MergeAggregation MergeEngine = "aggregation"
 )
 
 // TableConfig is the parsed, validated form of a table's options. It is a
@@ -111,6 +115,43 @@ type TableConfig struct {
 	AutoIncrement      []string
 	KvSnapshotInterval time.Duration // 0: the engine default
 	AutoPartition      AutoPartition
+	// Aggs are the aggregation merge engine's functions by column name
+	// ('fields.<col>.agg'; a column not named takes DefaultAgg), and
+	// ListaggDelimiters listagg's delimiters by column name.
+	Aggs              map[string]AggFunc
+	ListaggDelimiters map[string]string
+	// DeleteBehavior is table.delete.behavior: DeleteAllow, DeleteIgnore
+	// or DeleteDisable; "" until the table's validation sets the merge
+	// engine's default.
+	DeleteBehavior string
+}
+
+// The values of table.delete.behavior.
+const (
+	DeleteAllow   = "allow"
+	DeleteIgnore  = "ignore"
+	DeleteDisable = "disable"
+)
+
+// AggOf is the aggregate function of column name (DefaultAgg when none
+// was given).
+func (c *TableConfig) AggOf(name string) AggFunc {
+	for k, f := range c.Aggs {
+		if strings.EqualFold(k, name) {
+			return f
+		}
+	}
+	return DefaultAgg
+}
+
+// DelimiterOf is listagg's delimiter of column name.
+func (c *TableConfig) DelimiterOf(name string) string {
+	for k, d := range c.ListaggDelimiters {
+		if strings.EqualFold(k, name) {
+			return d
+		}
+	}
+	return DefaultListaggDelimiter
 }
 
 // AutoPartition holds the table.auto-partition.* options.
@@ -255,9 +296,9 @@ func ParseTableConfig(opts map[string]string) (TableConfig, error) {
 			case "versioned":
 				cfg.MergeEngine = MergeVersioned
 			case "aggregation":
-				return cfg, fmt.Errorf("%w: %s = %q: the aggregation merge engine", ErrUnsupported, k, v)
+				cfg.MergeEngine = MergeAggregation
 			default:
-				return cfg, bad("must be first_row or versioned")
+				return cfg, bad("must be first_row, versioned or aggregation")
 			}
 		case OptVersionColumn:
 			if tv == "" {
@@ -317,8 +358,35 @@ func ParseTableConfig(opts map[string]string) (TableConfig, error) {
 				return cfg, bad(err.Error())
 			}
 			cfg.AutoPartition.TimeFormat = tv
+		case OptDeleteBehavior:
+			switch b := strings.ToLower(tv); b {
+			case DeleteAllow, DeleteIgnore, DeleteDisable:
+				cfg.DeleteBehavior = b
+			default:
+				return cfg, bad("must be allow, ignore or disable")
+			}
 		default:
-			return cfg, fmt.Errorf("%w: unknown table option %q (known: %s)", ErrInvalidOption, k, strings.Join(knownOptions, ", "))
+			if col, ok := strings.CutPrefix(k, "fields."); ok {
+				if name, ok := strings.CutSuffix(col, ".listagg.delimiter"); ok && name != "" {
+					if cfg.ListaggDelimiters == nil {
+						cfg.ListaggDelimiters = map[string]string{}
+					}
+					cfg.ListaggDelimiters[name] = v
+					continue
+				}
+				if name, ok := strings.CutSuffix(col, ".agg"); ok && name != "" {
+					f, err := ParseAggFunc(tv)
+					if err != nil {
+						return cfg, fmt.Errorf("table option %q: %w", k, err)
+					}
+					if cfg.Aggs == nil {
+						cfg.Aggs = map[string]AggFunc{}
+					}
+					cfg.Aggs[name] = f
+					continue
+				}
+			}
+			return cfg, fmt.Errorf("%w: unknown table option %q (known: %s, fields.<column>.agg, fields.<column>.listagg.delimiter)", ErrInvalidOption, k, strings.Join(knownOptions, ", "))
 		}
 	}
 	if cfg.DatalakeEnabled && cfg.DatalakeFormat == "" {

@@ -545,6 +545,52 @@ func (t *TableInfo) Resolve() error {
 	case cfg.VersionColumn != "":
 		return fmt.Errorf("%w: %s is only meaningful with %s = 'versioned'", ErrInvalidOption, OptVersionColumn, OptMergeEngine)
 	}
+	if cfg.MergeEngine == MergeAggregation {
+		aggs := make(map[string]AggFunc, len(cfg.Aggs))
+		for name, f := range cfg.Aggs {
+			opt := "fields." + name + ".agg"
+			c, err := column(opt, name)
+			if err != nil {
+				return err
+			}
+			if containsFold(t.Schema.PrimaryKey, c.Name) {
+				return fmt.Errorf("%w: %s: %s is a primary-key column; the aggregation merge engine aggregates the other columns", ErrInvalidOption, opt, c.Name)
+			}
+			if err := f.CheckType(c.Type); err != nil {
+				return fmt.Errorf("%s: %w", opt, err)
+			}
+			aggs[c.Name] = f
+		}
+		delims := make(map[string]string, len(cfg.ListaggDelimiters))
+		for name, d := range cfg.ListaggDelimiters {
+			opt := "fields." + name + ".listagg.delimiter"
+			c, err := column(opt, name)
+			if err != nil {
+				return err
+			}
+			if f := aggs[c.Name]; f != AggListagg && f != AggStringAgg {
+				return fmt.Errorf("%w: %s: column %s is not aggregated by listagg", ErrInvalidOption, opt, c.Name)
+			}
+			delims[c.Name] = d
+		}
+		cfg.Aggs, cfg.ListaggDelimiters = aggs, delims
+	} else if len(cfg.Aggs)+len(cfg.ListaggDelimiters) > 0 {
+		return fmt.Errorf("%w: fields.<column>.agg and fields.<column>.listagg.delimiter are only meaningful with %s = 'aggregation'", ErrInvalidOption, OptMergeEngine)
+	}
+	switch {
+	case !pkTable:
+		if cfg.DeleteBehavior != "" {
+			return fmt.Errorf("%w: The option '%s' is only supported for primary key tables.", ErrInvalidOption, OptDeleteBehavior)
+		}
+	case cfg.DeleteBehavior == "":
+		cfg.DeleteBehavior = DeleteAllow
+		if cfg.MergeEngine != MergeLastRow {
+			cfg.DeleteBehavior = DeleteIgnore
+		}
+	case cfg.DeleteBehavior == DeleteAllow && (cfg.MergeEngine == MergeFirstRow || cfg.MergeEngine == MergeVersioned):
+		return fmt.Errorf("%w: Table with '%s' merge engine does not support delete operations. The '%s' config must be set to 'ignore' or 'disable', but got 'allow'.",
+			ErrInvalidOption, strings.ToUpper(string(cfg.MergeEngine)), OptDeleteBehavior)
+	}
 
 	if cfg.StatisticsColumns != nil {
 		names := make([]string, 0, len(cfg.StatisticsColumns))

@@ -278,8 +278,9 @@ func prepareInsert(ctx context.Context, ins *Insert, cat Catalog, currentDB stri
 				return nil, errorf(metadata.ErrConstraint, "column %s is NOT NULL, has no default, and the INSERT gives it no value", quoteIdent(c.Name))
 			}
 		}
-		// As in Fluss, only the default merge engine merges partial rows.
-		if plan.Partial && info.Config.MergeEngine != metadata.MergeLastRow {
+		// As in Fluss, only the default and aggregation merge engines
+		// merge partial rows.
+		if me := info.Config.MergeEngine; plan.Partial && me != metadata.MergeLastRow && me != metadata.MergeAggregation {
 			return nil, errorf(metadata.ErrUnsupported, "partial update of table %s is not supported: its %s merge engine takes whole rows (list every column)", info.Path, info.Config.MergeEngine)
 		}
 	}

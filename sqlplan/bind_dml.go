@@ -108,8 +108,9 @@ func BindUpdate(ctx context.Context, u *Update, cat Catalog, currentDB string, a
 }
 
 // BindDelete resolves a DELETE against the catalog. It refuses a virtual
-// table, a log table and a table whose merge engine is first_row or
-// versioned [ErrUnsupported].
+// table, a log table, a table whose merge engine is first_row or
+// versioned, and one whose table.delete.behavior is not allow
+// [ErrUnsupported].
 func BindDelete(ctx context.Context, d *Delete, cat Catalog, currentDB string, args []Arg) (*DeletePlan, error) {
 	info, err := resolveWrite(ctx, "DELETE", d.Table, cat, currentDB)
 	if err != nil {
@@ -139,10 +140,21 @@ func resolveWrite(ctx context.Context, verb string, path metadata.TablePath, cat
 	if !info.HasPrimaryKey() {
 		return info, errorf(metadata.ErrUnsupported, "%s needs a primary-key table; %s is a log table (append only)", verb, info.Path)
 	}
-	// As in Fluss: first_row ignores later writes to a key and versioned
-	// keeps the highest version, so neither has a meaning for UPDATE or
-	// DELETE.
-	if me := info.Config.MergeEngine; me != metadata.MergeLastRow {
+	// As in Fluss: first_row ignores later writes to a key, versioned
+	// keeps the highest version and aggregation combines every write
+	// with the stored row, so none has a meaning for UPDATE; a DELETE
+	// goes where table.delete.behavior allows deletes.
+	me := info.Config.MergeEngine
+	if verb == "DELETE" && (me == metadata.MergeLastRow || me == metadata.MergeAggregation) {
+		switch info.Config.DeleteBehavior {
+		case metadata.DeleteDisable:
+			return info, errorf(metadata.ErrUnsupported, "Delete operations are disabled for this table. The table.delete.behavior is set to 'disable'.")
+		case metadata.DeleteIgnore:
+			return info, errorf(metadata.ErrUnsupported, "DELETE on table %s is not supported: its %s is 'ignore', so deletes are ignored", info.Path, metadata.OptDeleteBehavior)
+		}
+		return info, nil
+	}
+	if me != metadata.MergeLastRow {
 		return info, errorf(metadata.ErrUnsupported, "%s on table %s is not supported: its %s merge engine takes no UPDATE or DELETE statements", verb, info.Path, me)
 	}
 	return info, nil

@@ -505,6 +505,9 @@ func (e *Engine) mergeWrite(entry *tableEntry, p *preparedWrite, dest []*commitB
 			}
 		}
 		if del {
+			if err := m.refusesDeletes(); err != nil {
+				return 0, err
+			}
 			if old == nil || !m.deletes() {
 				continue
 			}

@@ -72,7 +72,7 @@ func partialColumns(info *metadata.TableInfo, target []int) ([]int, error) {
 	if !slices.Contains(seen, false) {
 		return nil, nil
 	}
-	if me := info.Config.MergeEngine; me != metadata.MergeLastRow {
+	if me := info.Config.MergeEngine; me != metadata.MergeLastRow && me != metadata.MergeAggregation {
 		return nil, fmt.Errorf("%w: partial updates are not supported by the %s merge engine (table %s)", metadata.ErrUnsupported, me, info.Path)
 	}
 	return slices.Clone(target), nil
@@ -122,6 +122,10 @@ type merger struct {
 	required []int
 	info     *metadata.TableInfo
 	wal      bool // changelog image WAL: updates emit only +U
+	// aggs and delims are the aggregation engine's function and listagg
+	// delimiter of each column; aggs[c] is "" for a key column.
+	aggs   []metadata.AggFunc
+	delims []string
 }
 
 // newMerger returns the merger of a write of whole rows (target nil) or
@@ -132,6 +136,20 @@ func newMerger(info *metadata.TableInfo, target []int, defaults []any) *merger {
 		wal: strings.EqualFold(info.Config.ChangelogImage, "WAL")}
 	if m.engine == metadata.MergeVersioned {
 		m.version = info.Schema.ColumnIndex(info.Config.VersionColumn)
+	}
+	if m.engine == metadata.MergeAggregation {
+		cols := info.Schema.Columns
+		m.aggs, m.delims = make([]metadata.AggFunc, len(cols)), make([]string, len(cols))
+		for _, c := range info.PrimaryKeyIndexes() {
+			m.aggs[c] = "-"
+		}
+		for i, c := range cols {
+			if m.aggs[i] == "-" {
+				m.aggs[i] = ""
+				continue
+			}
+			m.aggs[i], m.delims[i] = info.Config.AggOf(c.Name), info.Config.DelimiterOf(c.Name)
+		}
 	}
 	if target != nil {
 		for i, c := range info.Schema.Columns {
@@ -153,6 +171,9 @@ func newMerger(info *metadata.TableInfo, target []int, defaults []any) *merger {
 //   - versioned: the incoming row wins when its version is at least the
 //     stored one (a tie goes to the incoming row, and NULL is the lowest
 //     version), as Fluss's VersionedRowMerger.
+//   - aggregation: each column other than the key's (of a partial update,
+//     each target column) combines with the stored row's by its aggregate
+//     function (metadata.AggFunc.Merge); a new key takes the row as given.
 func (m *merger) upsert(old, in []any) ([]any, bool, error) {
 	next := in
 	switch m.engine {
@@ -164,21 +185,51 @@ func (m *merger) upsert(old, in []any) ([]any, bool, error) {
 		if old != nil && metadata.Compare(old[m.version], in[m.version]) > 0 {
 			return old, false, nil
 		}
+	case metadata.MergeAggregation:
+		if old == nil {
+			return m.upsertFresh(old, in)
+		}
+		// Each column (of a partial update, each target column) combines
+		// with the stored one; the key columns are the same.
+		next = slices.Clone(old)
+		cols := m.info.Schema.Columns
+		for c := range cols {
+			if m.aggs[c] == "" || m.target != nil && !slices.Contains(m.target, c) {
+				continue
+			}
+			v, err := m.aggs[c].Merge(cols[c].Type, old[c], in[c], m.delims[c])
+			if err != nil {
+				return nil, false, fmt.Errorf("column %s (%s): %w", cols[c].Name, m.aggs[c], err)
+			}
+			next[c] = v
+		}
 	default:
-		if m.target != nil {
-			next = make([]any, len(in))
-			switch {
-			case old != nil:
-				copy(next, old)
-			case len(m.required) > 0:
-				c := m.info.Schema.Columns[m.required[0]]
-				return nil, false, fmt.Errorf("%w: column %s of table %s is NOT NULL and has no default, and the INSERT leaves it out of a new key: list it, or give the column a DEFAULT", metadata.ErrConstraint, c.Name, m.info.Path)
-			case m.defaults != nil:
-				copy(next, m.defaults)
-			}
-			for _, c := range m.target {
-				next[c] = in[c]
-			}
+		return m.upsertFresh(old, in)
+	}
+	if old != nil && rowsEqual(old, next) {
+		return old, false, nil
+	}
+	return next, true, nil
+}
+
+// upsertFresh is the default engine's upsert, and any engine's of a new
+// key: the incoming row, or for a partial update the stored row (a new
+// key: the defaults) with the target columns replaced.
+func (m *merger) upsertFresh(old, in []any) ([]any, bool, error) {
+	next := in
+	if m.target != nil {
+		next = make([]any, len(in))
+		switch {
+		case old != nil:
+			copy(next, old)
+		case len(m.required) > 0:
+			c := m.info.Schema.Columns[m.required[0]]
+			return nil, false, fmt.Errorf("%w: column %s of table %s is NOT NULL and has no default, and the INSERT leaves it out of a new key: list it, or give the column a DEFAULT", metadata.ErrConstraint, c.Name, m.info.Path)
+		case m.defaults != nil:
+			copy(next, m.defaults)
+		}
+		for _, c := range m.target {
+			next[c] = in[c]
 		}
 	}
 	if old != nil && rowsEqual(old, next) {
@@ -187,9 +238,22 @@ func (m *merger) upsert(old, in []any) ([]any, bool, error) {
 	return next, true, nil
 }
 
-// deletes reports whether the merge engine applies deletes; first_row and
-// versioned ignore them.
-func (m *merger) deletes() bool { return m.engine == metadata.MergeLastRow }
+// deletes reports whether deletes apply (table.delete.behavior allow, the
+// default engine's default); first_row and versioned ignore them, as the
+// others do with 'ignore'.
+func (m *merger) deletes() bool {
+	b := m.info.Config.DeleteBehavior
+	return b == metadata.DeleteAllow || b == "" && m.engine == metadata.MergeLastRow
+}
+
+// refusesDeletes is the error of a delete of a table whose
+// table.delete.behavior is disable; nil otherwise.
+func (m *merger) refusesDeletes() error {
+	if m.info.Config.DeleteBehavior == metadata.DeleteDisable {
+		return fmt.Errorf("%w: Delete operations are disabled for this table. The table.delete.behavior is set to 'disable'.", metadata.ErrUnsupported)
+	}
+	return nil
+}
 
 func rowsEqual(a, b []any) bool {
 	if len(a) != len(b) {

@@ -763,6 +763,9 @@ func (b *WriteBuffer) merge(entry *tableEntry, del bool, m *merger, routed *rout
 			}
 		}
 		if del {
+			if err := m.refusesDeletes(); err != nil {
+				return 0, err
+			}
 			if old == nil || !m.deletes() {
 				continue
 			}
