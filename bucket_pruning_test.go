@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 
@@ -71,31 +70,6 @@ func pruningWhere(rng *rand.Rand, t pruningTable) (pruned, whole string) {
 	return strings.Join(a, " AND "), strings.Join(b, " AND ")
 }
 
-// pruningRows runs q on conn and returns its rows as sorted strings.
-func pruningRows(t *testing.T, ctx context.Context, conn interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, q string) []string {
-	t.Helper()
-	rows, err := conn.QueryContext(ctx, q)
-	require.NoError(t, err, q)
-	defer rows.Close()
-	cols, err := rows.Columns()
-	require.NoError(t, err)
-	var out []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		require.NoError(t, rows.Scan(ptrs...))
-		out = append(out, fmt.Sprint(vals...))
-	}
-	require.NoError(t, rows.Err())
-	slices.Sort(out)
-	return out
-}
-
 // Bucket pruning is differential against reads of every bucket: over log
 // and key tables (partitioned, lake-enabled and tiered, a bucket key of
 // several columns, and one that is a prefix of the key), after upserts
@@ -152,15 +126,13 @@ func TestBucketPruningDifferential(t *testing.T) {
 		}
 		mustExec(t, db, "INSERT INTO "+tb.name+" VALUES "+strings.Join(vals, ", "))
 	}
-	check := func(q interface {
-		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-	}, tb pruningTable, what string) {
+	check := func(q querier, tb pruningTable, what string) {
 		for range 60 {
 			pruned, whole := pruningWhere(rng, tb)
-			want := pruningRows(t, ctx, q, "SELECT * FROM "+tb.name+" WHERE "+whole)
-			got := pruningRows(t, ctx, q, "SELECT * FROM "+tb.name+" WHERE "+pruned)
+			want := txRows(t, q, "SELECT * FROM "+tb.name+" WHERE "+whole)
+			got := txRows(t, q, "SELECT * FROM "+tb.name+" WHERE "+pruned)
 			require.Equal(t, want, got, "%s: %s", what, pruned)
-			require.Equal(t, []string{fmt.Sprint(len(want))}, pruningRows(t, ctx, q, "SELECT COUNT(*) FROM "+tb.name+" WHERE "+pruned), "%s: %s", what, pruned)
+			require.Equal(t, []string{fmt.Sprint(len(want))}, txRows(t, q, "SELECT COUNT(*) FROM "+tb.name+" WHERE "+pruned), "%s: %s", what, pruned)
 		}
 	}
 	for _, tb := range tables {
@@ -228,9 +200,5 @@ func TestBucketPruningDifferential(t *testing.T) {
 // explainLines returns EXPLAIN's rows.
 func explainLines(t *testing.T, db *sql.DB, q string) []string {
 	t.Helper()
-	var out []string
-	for _, r := range queryAll(t, db, q) {
-		out = append(out, fmt.Sprint(r...))
-	}
-	return out
+	return renderRows(t, db, true, q)
 }

@@ -66,20 +66,6 @@ func (e *Engine) autoPartitionAll(ctx context.Context) {
 	}
 }
 
-func (e *Engine) runAutoPartition(interval time.Duration, stop <-chan struct{}) {
-	defer e.bg.wg.Done()
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			e.autoPartitionAll(context.Background())
-		}
-	}
-}
-
 // autoBounds returns the names of the partitions to have at now, and the
 // name below which partitions are past retention ("" when none are).
 func autoBounds(ap *metadata.AutoPartition, now time.Time) (ahead []string, below string, err error) {

@@ -161,11 +161,11 @@ func Open(opts Options) (*Engine, error) {
 	e.autoPartitionAll(context.Background())
 	if opts.KvSnapshotInterval > 0 {
 		e.bg.wg.Add(1)
-		go e.runKvSnapshots(opts.KvSnapshotInterval, e.bg.stop)
+		go e.runEvery(opts.KvSnapshotInterval, e.bg.stop, func() { e.snapshotChanged(e.bg.stop) })
 	}
 	if opts.AutoPartitionInterval > 0 {
 		e.bg.wg.Add(1)
-		go e.runAutoPartition(opts.AutoPartitionInterval, e.bg.stop)
+		go e.runEvery(opts.AutoPartitionInterval, e.bg.stop, func() { e.autoPartitionAll(context.Background()) })
 	}
 	return e, nil
 }

@@ -508,21 +508,12 @@ func (e *Engine) IndexLookup(ctx context.Context, path metadata.TablePath, index
 
 // IndexLookup is Engine.IndexLookup in the view: the rows as they were
 // when the view was taken.
-func (v *ReadView) IndexLookup(ctx context.Context, path metadata.TablePath, index string, keys [][]any) ([][]any, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	cat, err := v.e.readLock()
-	if err != nil {
-		return nil, err
-	}
-	defer v.e.mu.RUnlock()
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.mu.closed || v.mu.ps == nil {
-		return nil, fmt.Errorf("read view of %s: %w", path, metadata.ErrClosed)
-	}
-	return v.e.indexLookup(cat, v.mu.ps, v.broken, path, index, keys)
+func (v *ReadView) IndexLookup(ctx context.Context, path metadata.TablePath, index string, keys [][]any) (rows [][]any, err error) {
+	err = v.reading(ctx, path, func(cat *catalog, src pebble.Reader) error {
+		rows, err = v.e.indexLookup(cat, src, v.broken, path, index, keys)
+		return err
+	})
+	return rows, err
 }
 
 func (e *Engine) indexLookup(cat *catalog, src pebble.Reader, broken map[metadata.TableBucket]error, path metadata.TablePath, index string, keys [][]any) ([][]any, error) {

@@ -78,34 +78,17 @@ func (e *Engine) LookupIndexKey(ctx context.Context, l *IndexKeyLookup, vals []a
 		return nil, false, err
 	}
 	defer e.mu.RUnlock()
-	return e.lookupIndexKey(cat, e.kv, nil, l, vals, func(tb metadata.TableBucket) error {
-		e.kvMu.Lock()
-		kb := e.kvBuckets[tb]
-		e.kvMu.Unlock()
-		if kb != nil {
-			return kb.broken
-		}
-		return nil
-	})
+	return e.lookupIndexKey(cat, e.kv, nil, l, vals, e.brokenBucket)
 }
 
 // LookupIndexKey is Engine.LookupIndexKey in the view: the row as it was
 // when the view was taken.
 func (v *ReadView) LookupIndexKey(ctx context.Context, l *IndexKeyLookup, vals []any) (row []any, found bool, err error) {
-	if err := ctx.Err(); err != nil {
-		return nil, false, err
-	}
-	cat, err := v.e.readLock()
-	if err != nil {
-		return nil, false, err
-	}
-	defer v.e.mu.RUnlock()
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.mu.closed || v.mu.ps == nil {
-		return nil, false, fmt.Errorf("read view of %s: %w", l.path, metadata.ErrClosed)
-	}
-	return v.e.lookupIndexKey(cat, v.mu.ps, v.broken, l, vals, func(tb metadata.TableBucket) error { return v.broken[tb] })
+	err = v.reading(ctx, l.path, func(cat *catalog, src pebble.Reader) error {
+		row, found, err = v.e.lookupIndexKey(cat, src, v.broken, l, vals, func(tb metadata.TableBucket) error { return v.broken[tb] })
+		return err
+	})
+	return row, found, err
 }
 
 // lookupIndexKey reads vals through their slot, and when the slot does

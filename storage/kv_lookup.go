@@ -62,7 +62,6 @@ type KeyLookup struct {
 	columns    int
 	pk         []int // every primary-key column
 	part       []int // partition keys
-	partTypes  []metadata.DataType
 	bucket     []int // bucket keys
 	bucketT    []metadata.DataType
 	phys       []int // physical primary key: the Pebble key's columns
@@ -92,7 +91,7 @@ func NewKeyLookup(info *metadata.TableInfo, columns []int) (*KeyLookup, error) {
 		pk: info.PrimaryKeyIndexes(), part: info.PartitionKeyIndexes(),
 		bucket: info.BucketKeyIndexes(), phys: info.PhysicalKeyIndexes(),
 	}
-	l.partTypes, l.bucketT, l.physTypes = types(l.part), types(l.bucket), types(l.phys)
+	l.bucketT, l.physTypes = types(l.bucket), types(l.phys)
 	if columns != nil {
 		l.need = make([]bool, len(cols))
 		for _, c := range columns {
@@ -127,11 +126,8 @@ func (e *Engine) LookupKey(ctx context.Context, l *KeyLookup, keyRow []any) (row
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	e.kvMu.Lock()
-	kb := e.kvBuckets[tb]
-	e.kvMu.Unlock()
-	if kb != nil && kb.broken != nil {
-		return nil, false, kb.broken
+	if err := e.brokenBucket(tb); err != nil {
+		return nil, false, err
 	}
 	row, err = e.kvGetColumns(entry, key, l.need)
 	if err == nil && row == nil && lakeShadows(entry, tb) {
@@ -196,26 +192,14 @@ func (l *KeyLookup) key(entry *tableEntry, keyRow []any) (tb metadata.TableBucke
 	tb = metadata.TableBucket{TableID: l.tableID, PartitionID: metadata.NonPartitioned}
 	var buf [4]any // the key values of one kind, without an allocation for short keys
 	if len(l.part) > 0 {
-		pv := make([]string, len(l.part))
-		for k, c := range l.part {
-			if pv[k], err = metadata.PartitionValueString(l.partTypes[k], keyRow[c]); err != nil {
-				if _, cerr := metadata.CoerceValue(l.partTypes[k], keyRow[c]); cerr == nil && errors.Is(err, metadata.ErrInvalidValue) {
-					// A value of the type that cannot name a partition
-					// ('a b'): writes refuse it, so no row holds it.
-					return tb, nil, false, nil
-				}
-				return tb, nil, false, fmt.Errorf("lookup in %s: partition key: %w", l.path, err)
+		id, found, err := partitionOf(entry, l.part, keyRow)
+		if err != nil || !found {
+			if err != nil {
+				err = fmt.Errorf("lookup in %s: %w", l.path, err)
 			}
+			return tb, nil, false, err
 		}
-		name := metadata.PartitionName(pv)
-		p, found := entry.partitionByName(name)
-		if !found {
-			if lakeMayHold(entry, name) {
-				return tb, nil, false, fmt.Errorf("lookup in %s: %w", l.path, ErrLookupInLake)
-			}
-			return tb, nil, false, nil
-		}
-		tb.PartitionID = p.ID
+		tb.PartitionID = id
 	}
 	bvals := pick(buf[:0], l.bucket, keyRow)
 	bkey, err := metadata.EncodeKey(l.bucketT, bvals)
@@ -228,6 +212,48 @@ func (l *KeyLookup) key(entry *tableEntry, keyRow []any) (tb metadata.TableBucke
 		return tb, nil, false, fmt.Errorf("lookup in %s: %w", l.path, err)
 	}
 	return tb, key, true, nil
+}
+
+// partitionOf finds the live partition whose keys (the columns part of
+// the table's) row holds; found is false when there is none, or a value
+// is NULL or cannot name a partition ('a b': writes refuse it, so no row
+// holds it). ErrLookupInLake when the lake still holds rows of a dropped
+// partition of that name.
+func partitionOf(entry *tableEntry, part []int, row []any) (id int64, found bool, err error) {
+	cols := entry.Info.Schema.Columns
+	pv := make([]string, len(part))
+	for k, c := range part {
+		if row[c] == nil {
+			return 0, false, nil
+		}
+		if pv[k], err = metadata.PartitionValueString(cols[c].Type, row[c]); err != nil {
+			if _, cerr := metadata.CoerceValue(cols[c].Type, row[c]); cerr == nil && errors.Is(err, metadata.ErrInvalidValue) {
+				return 0, false, nil
+			}
+			return 0, false, fmt.Errorf("partition key: %w", err)
+		}
+	}
+	name := metadata.PartitionName(pv)
+	p, ok := entry.partitionByName(name)
+	if !ok {
+		if lakeMayHold(entry, name) {
+			return 0, false, ErrLookupInLake
+		}
+		return 0, false, nil
+	}
+	return p.ID, true, nil
+}
+
+// brokenBucket is the error a bucket's KV state failed with on Open, if
+// any.
+func (e *Engine) brokenBucket(tb metadata.TableBucket) error {
+	e.kvMu.Lock()
+	kb := e.kvBuckets[tb]
+	e.kvMu.Unlock()
+	if kb != nil {
+		return kb.broken
+	}
+	return nil
 }
 
 // pick appends the values of the columns idx of row to dst.

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -33,34 +32,17 @@ func (e *Engine) PrefixLookup(ctx context.Context, path metadata.TablePath, keyR
 		return nil, err
 	}
 	defer e.mu.RUnlock()
-	return e.prefixLookup(cat, e.kv, func(tb metadata.TableBucket) error {
-		e.kvMu.Lock()
-		kb := e.kvBuckets[tb]
-		e.kvMu.Unlock()
-		if kb != nil {
-			return kb.broken
-		}
-		return nil
-	}, path, keyRows)
+	return e.prefixLookup(cat, e.kv, e.brokenBucket, path, keyRows)
 }
 
 // PrefixLookup is Engine.PrefixLookup in the view: the rows as they were
 // when the view was taken.
-func (v *ReadView) PrefixLookup(ctx context.Context, path metadata.TablePath, keyRows [][]any) ([][]any, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	cat, err := v.e.readLock()
-	if err != nil {
-		return nil, err
-	}
-	defer v.e.mu.RUnlock()
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.mu.closed || v.mu.ps == nil {
-		return nil, fmt.Errorf("read view of %s: %w", path, metadata.ErrClosed)
-	}
-	return v.e.prefixLookup(cat, v.mu.ps, func(tb metadata.TableBucket) error { return v.broken[tb] }, path, keyRows)
+func (v *ReadView) PrefixLookup(ctx context.Context, path metadata.TablePath, keyRows [][]any) (rows [][]any, err error) {
+	err = v.reading(ctx, path, func(cat *catalog, src pebble.Reader) error {
+		rows, err = v.e.prefixLookup(cat, src, func(tb metadata.TableBucket) error { return v.broken[tb] }, path, keyRows)
+		return err
+	})
+	return rows, err
 }
 
 func (e *Engine) prefixLookup(cat *catalog, src pebble.Reader, brokenOf func(metadata.TableBucket) error, path metadata.TablePath, keyRows [][]any) ([][]any, error) {
@@ -89,27 +71,14 @@ rows:
 		}
 		tb := metadata.TableBucket{TableID: info.TableID, PartitionID: metadata.NonPartitioned}
 		if len(part) > 0 {
-			pv := make([]string, len(part))
-			for k, c := range part {
-				if row[c] == nil {
-					continue rows
-				}
-				if pv[k], err = metadata.PartitionValueString(cols[c].Type, row[c]); err != nil {
-					if errors.Is(err, metadata.ErrInvalidValue) {
-						continue rows // a value no partition can be named by: no row holds it
-					}
-					return nil, fmt.Errorf("prefix lookup in %s: partition key: %w", path, err)
-				}
-			}
-			name := metadata.PartitionName(pv)
-			p, found := entry.partitionByName(name)
-			if !found {
-				if lakeMayHold(entry, name) {
-					return nil, fmt.Errorf("prefix lookup in %s: %w", path, ErrLookupInLake)
+			id, found, err := partitionOf(entry, part, row)
+			if err != nil || !found {
+				if err != nil {
+					return nil, fmt.Errorf("prefix lookup in %s: %w", path, err)
 				}
 				continue
 			}
-			tb.PartitionID = p.ID
+			tb.PartitionID = id
 		}
 		vals := make([]any, len(bucket))
 		for k, c := range bucket {

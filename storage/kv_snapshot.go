@@ -832,9 +832,9 @@ func (e *Engine) dropKvState(tableID int64, partition *int64) error {
 	return errors.Join(errs...)
 }
 
-// runKvSnapshots snapshots, every interval, the buckets whose state moved
-// since their latest snapshot, until stop is closed.
-func (e *Engine) runKvSnapshots(interval time.Duration, stop <-chan struct{}) {
+// runEvery runs f every interval until stop closes: the engine's
+// background work (KV snapshots, auto-partitioning), one of e.bg.wg.
+func (e *Engine) runEvery(interval time.Duration, stop <-chan struct{}, f func()) {
 	defer e.bg.wg.Done()
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -843,7 +843,7 @@ func (e *Engine) runKvSnapshots(interval time.Duration, stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
-			e.snapshotChanged(stop)
+			f()
 		}
 	}
 }

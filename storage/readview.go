@@ -87,6 +87,26 @@ func (e *Engine) WriteView(ctx context.Context) (*ReadView, error) {
 	return e.readView(ctx, true)
 }
 
+// reading runs f with the catalog and the view's Pebble snapshot, under
+// the engine's read lock and the view's own: what a read of the view's
+// key-value state needs (ErrClosed once the view is).
+func (v *ReadView) reading(ctx context.Context, path metadata.TablePath, f func(cat *catalog, src pebble.Reader) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cat, err := v.e.readLock()
+	if err != nil {
+		return err
+	}
+	defer v.e.mu.RUnlock()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.mu.closed || v.mu.ps == nil {
+		return fmt.Errorf("read view of %s: %w", path, metadata.ErrClosed)
+	}
+	return f(cat, v.mu.ps)
+}
+
 func (e *Engine) readView(ctx context.Context, write bool) (*ReadView, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
