@@ -51,7 +51,7 @@ var knownOptions = []string{
 // and never how existing data is laid out.
 var alterableOptions = []string{
 	OptDatalakeEnabled, OptDatalakeFormat, OptDatalakeFreshness, OptLogTTL,
-	OptStatisticsColumns, OptAutoPartitionNumPrecreate, OptAutoPartitionNumRetention,
+	OptStatisticsColumns, OptAutoPartitionEnabled, OptAutoPartitionNumPrecreate, OptAutoPartitionNumRetention,
 	OptKvSnapshotInterval,
 }
 

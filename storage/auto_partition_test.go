@@ -74,6 +74,18 @@ func TestAutoPartitionCreatesAheadAndDropsBehind(t *testing.T) {
 	e = open()
 	require.Equal(t, []string{"20260415", "20260416", "20260417"}, autoPartitions(t, e, "t"))
 
+	// Altered: more days ahead, fewer behind, at once; disabled: the
+	// partitions stay as they are.
+	_, err = e.AlterTable(ctx, path("t"), map[string]string{metadata.OptAutoPartitionNumPrecreate: "4", metadata.OptAutoPartitionNumRetention: "0"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"20260415", "20260416", "20260417", "20260418"}, autoPartitions(t, e, "t"))
+	_, err = e.AlterTable(ctx, path("t"), map[string]string{metadata.OptAutoPartitionEnabled: "false"})
+	require.NoError(t, err)
+	clock.set(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
+	require.NoError(t, e.Close())
+	e = open()
+	require.Equal(t, []string{"20260415", "20260416", "20260417", "20260418"}, autoPartitions(t, e, "t"))
+
 	// Not enabled: the procedure says so.
 	createTable(t, e, "plain", autoColumns(), []string{"dt"}, nil)
 	_, err = e.AutoPartition(ctx, path("plain"))

@@ -582,9 +582,17 @@ func (e *Engine) TableInfo(ctx context.Context, path metadata.TablePath) (metada
 
 // AlterTable sets table options (ALTER TABLE t SET (...)).
 func (e *Engine) AlterTable(ctx context.Context, path metadata.TablePath, set map[string]string) (metadata.TableInfo, error) {
-	return e.alterInfo(path, func(_ *catalog, info metadata.TableInfo) (metadata.TableInfo, error) {
+	info, err := e.alterInfo(path, func(_ *catalog, info metadata.TableInfo) (metadata.TableInfo, error) {
 		return metadata.AlterOptions(info, set)
 	})
+	if err == nil && info.Config.AutoPartition.Enabled {
+		// Enabling auto-partitioning, or a new count ahead or behind,
+		// takes effect at once, as at CREATE TABLE.
+		if _, aerr := e.autoPartition(ctx, &info, e.opts.Clock()); aerr != nil {
+			e.opts.Logger.Error("auto-partitioning failed", "table", info.Path.String(), "err", aerr)
+		}
+	}
+	return info, err
 }
 
 // partitionSpec turns a partition spec (key -> value text) into the
