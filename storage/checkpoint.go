@@ -313,6 +313,7 @@ func (e *Engine) checkAcked() error {
 		if t == nil {
 			t = damagedTablet(e.fs, &e.opts, e.root, tb, r)
 			e.tablets[tb] = t
+			e.tabIndex = nil
 		}
 		t.damaged = derr
 		// Planners read up to the acknowledged end, and fail, rather
@@ -666,6 +667,7 @@ func (e *Engine) checkKvLogs() error {
 		t := damagedTablet(e.fs, &e.opts, e.root, l.tb, r)
 		t.damaged = derr
 		e.tablets[l.tb] = t
+		e.tabIndex = nil
 		e.kvBucketState(l.tb).broken = derr
 		e.ckpt.damaged[l.tb] = r
 	}

@@ -393,6 +393,9 @@ func (e *Engine) commitLocked(preps []*preparedWrite, entries []*tableEntry, vie
 			t.uniqueMu.Unlock()
 		}
 	}()
+	// No read view is cut while the commit runs (see cutMu).
+	e.cutMu.RLock()
+	defer e.cutMu.RUnlock()
 	// One lock order for every writer (table, partition, bucket): no
 	// deadlock between commits touching the same buckets.
 	slices.SortFunc(locked, func(a, b *commitBucket) int {

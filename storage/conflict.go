@@ -56,8 +56,8 @@ type conflictSet struct {
 const minPrune = 4096
 
 // registerLocked opens write view v at the current sequence. The caller
-// holds the lock of every bucket (the view's cut), so no commit is between
-// its check and its apply.
+// holds the engine's cutMu exclusively (the view's cut), so no commit is
+// between its check and its apply.
 func (s *conflictSet) registerLocked(v *ReadView) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -85,8 +85,8 @@ func (s *conflictSet) unregister(v *ReadView) {
 }
 
 // tracking reports whether a commit must record its keys now. The caller
-// holds its bucket locks, so a view cut after this load sees the commit
-// whole, and one cut before it is counted.
+// holds the engine's cutMu shared, so a view cut after this load sees the
+// commit whole, and one cut before it is counted.
 func (s *conflictSet) tracking() bool { return s.open.Load() > 0 }
 
 // commitConflicts collects the conflict keys of one commit: the keys it

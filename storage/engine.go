@@ -46,6 +46,17 @@ type Engine struct {
 	// tabletsMu guards tablets; taken after mu, never before.
 	tabletsMu sync.Mutex
 	tablets   map[metadata.TableBucket]*logTablet
+	// tabIndex lists tablets for read views; rebuilt after tablets
+	// changes (nil until then), under tabletsMu.
+	tabIndex *tabletIndex
+	// cutMu orders commits against read views: a commit holds it shared
+	// from before it locks its buckets until it has published their high
+	// watermarks, and a read view takes it exclusively for its cut, so the
+	// cut falls between commits without locking every bucket (a cost that
+	// grew with the database). Taken after mu, uniqueMu and the creation
+	// of a commit's tablets; before the buckets' locks, tabletsMu and
+	// kvMu.
+	cutMu sync.RWMutex
 
 	// failed is set when a write failed in a way that leaves the log's
 	// durability unknown (a failed fsync or roll back); writes are then
@@ -272,6 +283,7 @@ func (e *Engine) recoverBucket(entry *tableEntry, partition int64, name string) 
 		return fmt.Errorf("recover log of %s (%s): %w", entry.Info.Path, tb, err)
 	}
 	e.tablets[tb] = t
+	e.tabIndex = nil
 	return nil
 }
 
@@ -345,6 +357,7 @@ func (e *Engine) closeTablets() error {
 		errs = append(errs, t.close())
 		delete(e.tablets, tb)
 	}
+	e.tabIndex = nil
 	return errors.Join(errs...)
 }
 
@@ -548,6 +561,7 @@ func (e *Engine) closeTabletsWhere(match func(metadata.TableBucket) bool) {
 		if match(tb) {
 			t.dropped()
 			delete(e.tablets, tb)
+			e.tabIndex = nil
 		}
 	}
 }
@@ -834,6 +848,29 @@ func lockOrder(a, b metadata.TableBucket) int {
 
 // lockTablets sorts tablets into lockOrder, drops repeats and locks
 // them; it returns the tablets locked.
+// tabletIndex is the engine's tablets as a list, with each tablet's place
+// in it: what a read view's cut walks (a slice, not the map) and keeps to
+// find a bucket's offsets. Immutable; shared by the views cut while the
+// set of tablets stays the same.
+type tabletIndex struct {
+	pos  map[metadata.TableBucket]int
+	list []*logTablet
+}
+
+// tabletIndexLocked returns the index of the tablets, rebuilding it when
+// they changed. The caller holds tabletsMu.
+func (e *Engine) tabletIndexLocked() *tabletIndex {
+	if e.tabIndex == nil {
+		x := &tabletIndex{pos: make(map[metadata.TableBucket]int, len(e.tablets)), list: make([]*logTablet, 0, len(e.tablets))}
+		for tb, t := range e.tablets {
+			x.pos[tb] = len(x.list)
+			x.list = append(x.list, t)
+		}
+		e.tabIndex = x
+	}
+	return e.tabIndex
+}
+
 func lockTablets(tablets []*logTablet) []*logTablet {
 	slices.SortFunc(tablets, func(a, b *logTablet) int { return lockOrder(a.tb, b.tb) })
 	tablets = slices.CompactFunc(tablets, func(a, b *logTablet) bool { return a == b })
@@ -926,5 +963,6 @@ func (e *Engine) tabletForWrite(tb metadata.TableBucket) (*logTablet, error) {
 		}
 	}
 	e.tablets[tb] = t
+	e.tabIndex = nil
 	return t, nil
 }

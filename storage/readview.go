@@ -22,10 +22,11 @@ import (
 //
 // The cut is atomic with respect to Commit: a commit that touched several
 // buckets, partitions or tables is in the view everywhere or nowhere.
-// Commit stores the high watermarks of every bucket it wrote while it
-// holds all of their locks, and a view is taken holding every bucket's
-// lock at once (in the order commits take them), so it falls between
-// commits, never inside one.
+// A commit holds the engine's cutMu shared from before it locks its
+// buckets until it has stored their high watermarks, and a view is cut
+// holding cutMu exclusively, so it falls between commits, never inside
+// one, at a cost that grows with the number of buckets by a counter
+// read each and not by a lock taken each.
 //
 // What is not isolated: the catalog. A table or partition created after
 // the view reads as empty (its buckets had no log in the view); one
@@ -38,10 +39,13 @@ import (
 // releases the KV snapshots and the Pebble snapshot and is idempotent.
 // Close it before closing the engine.
 type ReadView struct {
-	e    *Engine
-	logs map[metadata.TableBucket]viewLog
+	e *Engine
+	// tabs lists the tablets at the cut; logs[i] is the range of
+	// tabs.list[i].
+	tabs *tabletIndex
+	logs []viewLog
 	kv   map[metadata.TableBucket]viewKv
-	lake map[int64]metadata.LakeSnapshot
+	lake map[int64]*lakeRecord
 	// broken holds the buckets Open could not rebuild (their rows are not
 	// trustworthy), taken with the view: only Open marks a bucket so.
 	broken map[metadata.TableBucket]error
@@ -71,9 +75,9 @@ type viewKv struct {
 }
 
 // ReadView captures a consistent read view of the whole engine now. It
-// waits for the commits in flight to finish (it takes every bucket's
-// lock), which blocks new commits for as long as the cut takes: the time
-// to read a few counters per bucket.
+// waits for the commits in flight to finish (see cutMu), which blocks new
+// commits for as long as the cut takes: the time to read a few counters
+// per bucket.
 func (e *Engine) ReadView(ctx context.Context) (*ReadView, error) {
 	return e.readView(ctx, false)
 }
@@ -116,42 +120,34 @@ func (e *Engine) readView(ctx context.Context, write bool) (*ReadView, error) {
 		return nil, err
 	}
 	defer e.mu.RUnlock()
-	v := &ReadView{
-		e:     e,
-		logs:  map[metadata.TableBucket]viewLog{},
-		kv:    map[metadata.TableBucket]viewKv{},
-		lake:  map[int64]metadata.LakeSnapshot{},
-		write: write,
+	// cutMu held exclusively is the cut: no commit is between its KV
+	// write and its high watermarks, so the Pebble state is the state at
+	// the watermarks read here.
+	e.cutMu.Lock()
+	defer e.cutMu.Unlock()
+	// tabletsMu is held while the tablets are listed: a commit creates
+	// its tablets before it takes cutMu, so a tablet missing from the
+	// list has no commit in the view.
+	e.tabletsMu.Lock()
+	v := &ReadView{e: e, tabs: e.tabletIndexLocked(), write: write}
+	e.tabletsMu.Unlock()
+	v.logs = make([]viewLog, len(v.tabs.list))
+	for i, t := range v.tabs.list {
+		v.logs[i] = viewLog{start: t.logStart.Load(), stop: t.hw.Load()}
 	}
-	// Lake snapshots are recorded under mu held exclusively: with mu
-	// shared, the catalog's records are a cut of their own.
+	// The lake records are immutable: the view keeps them and builds a
+	// snapshot only when asked for one.
 	for id, entry := range cat.byID {
 		if entry.Lake != nil {
-			v.lake[id] = entry.Lake.snapshot(id)
+			if v.lake == nil {
+				v.lake = map[int64]*lakeRecord{}
+			}
+			v.lake[id] = entry.Lake
 		}
 	}
-
-	// tabletsMu is held until every listed tablet is locked: a commit
-	// creates its tablets before it locks any, so no commit can write a
-	// tablet the list misses and one it has (the view would hold half of
-	// it). Commits never wait for tabletsMu while holding a tablet's lock.
-	e.tabletsMu.Lock()
-	tablets := make([]*logTablet, 0, len(e.tablets))
-	for _, t := range e.tablets {
-		tablets = append(tablets, t)
-	}
-	tablets = lockTablets(tablets)
 	if write {
-		// At the cut, with tabletsMu held: a commit to a tablet created
-		// after it checks tracking after this.
 		e.conflicts.registerLocked(v)
 	}
-	e.tabletsMu.Unlock()
-	for _, t := range tablets {
-		v.logs[t.tb] = viewLog{start: t.logStart.Load(), stop: t.hw.Load()}
-	}
-	// With every bucket locked no commit is between its KV write and its
-	// high watermark: the Pebble state is the state at these watermarks.
 	v.mu.ps = e.kv.NewSnapshot()
 	e.kvMu.Lock()
 	for tb, kb := range e.kvBuckets {
@@ -162,11 +158,14 @@ func (e *Engine) readView(ctx context.Context, write bool) (*ReadView, error) {
 			v.broken[tb] = kb.broken
 			continue
 		}
-		stop := v.logs[tb].stop
+		_, stop := v.LogOffsets(tb)
 		kb.mu.Lock()
 		for i := len(kb.mu.snaps) - 1; i >= 0; i-- {
 			if s := kb.mu.snaps[i]; s.logOffset <= stop {
 				e.pinLocked(s)
+				if v.kv == nil {
+					v.kv = map[metadata.TableBucket]viewKv{}
+				}
 				v.kv[tb] = viewKv{snap: metadata.KvSnapshot{SnapshotID: s.id, LogOffset: s.logOffset}, kb: kb, s: s}
 				break
 			}
@@ -174,9 +173,6 @@ func (e *Engine) readView(ctx context.Context, write bool) (*ReadView, error) {
 		kb.mu.Unlock()
 	}
 	e.kvMu.Unlock()
-	for _, t := range tablets {
-		t.mu.Unlock()
-	}
 	e.views.add(v)
 	return v, nil
 }
@@ -241,8 +237,11 @@ func (e *Engine) Pins() Pins {
 // LogOffsets returns a bucket's log start offset and high watermark in
 // the view; both 0 for a bucket that had no log then.
 func (v *ReadView) LogOffsets(tb metadata.TableBucket) (start, stop int64) {
-	l := v.logs[tb]
-	return l.start, l.stop
+	i, ok := v.tabs.pos[tb]
+	if !ok {
+		return 0, 0
+	}
+	return v.logs[i].start, v.logs[i].stop
 }
 
 // KvSnapshot returns the KV snapshot of a primary-key bucket the view
@@ -256,13 +255,11 @@ func (v *ReadView) KvSnapshot(tb metadata.TableBucket) (metadata.KvSnapshot, boo
 // LakeSnapshot returns the readable lake snapshot of a table in the view;
 // ok is false when it had none. The maps are the caller's.
 func (v *ReadView) LakeSnapshot(tableID int64) (metadata.LakeSnapshot, bool) {
-	s, ok := v.lake[tableID]
+	r, ok := v.lake[tableID]
 	if !ok {
 		return metadata.LakeSnapshot{}, false
 	}
-	s.TieredOffsets = maps.Clone(s.TieredOffsets)
-	s.PartitionNames = maps.Clone(s.PartitionNames)
-	return s, true
+	return r.snapshot(tableID), true
 }
 
 // Close releases the view's KV snapshots and its Pebble snapshot.
