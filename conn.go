@@ -34,6 +34,9 @@ type Conn struct {
 	// binding too. A kept binding holds scratch buffers: it is the
 	// connection's, never shared with another.
 	lookups map[string]*preparedLookup
+	// kept keeps the bindings the query layer keeps for the connection's
+	// statements (query.Kept).
+	kept query.Kept
 }
 
 // maxKeptLookups bounds Conn.lookups; past it the map starts over.
@@ -181,6 +184,7 @@ func (c *Conn) session() *query.Session {
 		Logger:             c.connector.logger,
 		Vars:               c.vars,
 		Location:           c.location(),
+		Kept:               &c.kept,
 	}
 	if c.tx != nil {
 		s.View, s.Writes = c.tx.view, c.tx.buf

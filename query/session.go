@@ -83,6 +83,9 @@ type Session struct {
 	// sets them from MemoryLimit, with the session as their subquery
 	// runner.
 	Exec exec.Options
+	// Kept keeps the bindings of the connection's statements that are
+	// worth binding once (kept.go); nil: none are kept.
+	Kept *Kept
 }
 
 // Tiering is the tiering service a session calls.

@@ -185,18 +185,26 @@ func (s *Session) compound(ctx context.Context, c *sqlplan.Compound, args []sqlp
 // readRows runs a bound SELECT and returns the values of exprs for every
 // row it yields, in canonical form: the read half of UPDATE and DELETE.
 func (s *Session) readRows(ctx context.Context, sp *sqlplan.SelectPlan, exprs []sqlplan.Expr) ([][]any, error) {
+	rows, _, err := s.readRowsByKey(ctx, sp, exprs)
+	return rows, err
+}
+
+// readRowsByKey is readRows that also reports whether the rows were read
+// by the whole primary key (readKeyRow).
+func (s *Session) readRowsByKey(ctx context.Context, sp *sqlplan.SelectPlan, exprs []sqlplan.Expr) (rows [][]any, byKey bool, err error) {
 	if rows, ok, err := s.readKeyRow(ctx, sp, exprs); ok || err != nil {
-		return rows, err
+		return rows, ok, err
 	}
 	op, err := s.OpenExprs(ctx, sp, exprs)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	types := make([]metadata.DataType, len(exprs))
 	for i, e := range exprs {
 		types[i] = e.Type()
 	}
-	return collectRows(ctx, op, types, nil)
+	rows, err = collectRows(ctx, op, types, nil)
+	return rows, false, err
 }
 
 // readKeyRow is readRows of a read that fixes the whole primary key and

@@ -104,6 +104,9 @@ func (s *Session) applyChecked(ctx context.Context, w storage.Write, checked *st
 // of the new rows: atomic like any write. In a transaction the read is at
 // the transaction's view and the upsert is buffered.
 func (s *Session) update(ctx context.Context, u *sqlplan.Update, args []sqlplan.Arg) (int64, error) {
+	if n, ok, err := s.updateKept(ctx, u, args); ok {
+		return n, err
+	}
 	plan, err := sqlplan.BindUpdate(ctx, u, writeCatalog{s.Engine}, s.Database, args)
 	if err != nil {
 		return 0, err
@@ -130,9 +133,12 @@ func (s *Session) update(ctx context.Context, u *sqlplan.Update, args []sqlplan.
 		}
 		exprs[a.Column] = &sqlplan.Literal{Value: defaults[a.Column], T: cols[a.Column].Type}
 	}
-	rows, err := s.readRows(ctx, plan.Read, exprs)
+	rows, byKey, err := s.readRowsByKey(ctx, plan.Read, exprs)
 	if err != nil {
 		return 0, err
+	}
+	if byKey {
+		s.Kept.keepUpdate(u, s.Database, plan)
 	}
 	if len(rows) == 0 {
 		return 0, nil

@@ -397,3 +397,87 @@ func (p *InsertPlan) setValue(full []any, r, ci int, raw any) error {
 func atColumn(r int, col metadata.Column, err error) error {
 	return fmt.Errorf("row %d, column %s: %w", r+1, quoteIdent(col.Name), err)
 }
+
+// UpdateTemplate is an UPDATE whose SET gives each column a placeholder or
+// a literal and whose WHERE is nothing but `key_col = ?` (or `? =
+// key_col`, or <=>) for every primary-key column: the shape of a
+// prepared update of one row by its key, such as a transfer's
+// `UPDATE acct SET balance = ? WHERE id = ?`.
+type UpdateTemplate struct {
+	plan *UpdatePlan
+	key  *LookupTemplate
+	// params[i] is the placeholder of plan.Set[i]; nil for a literal,
+	// whose bound value plan.Set[i] holds for every execution.
+	params []*Param
+}
+
+// NewUpdateTemplate returns the template of u, given plan, its binding
+// with some arguments; ok is false when u does not have the shape above,
+// assigns DEFAULT (a time taken per execution), or plan does not read
+// one row by its key with nothing left to filter.
+func NewUpdateTemplate(u *Update, plan *UpdatePlan) (*UpdateTemplate, bool) {
+	if u == nil || plan == nil || plan.Read == nil || len(u.Set) != len(plan.Set) || !plan.Table.HasPrimaryKey() {
+		return nil, false
+	}
+	if _, residual, ok := PointLookup(plan.Read); !ok || len(residual) > 0 {
+		return nil, false
+	}
+	key, ok := newLookupTemplate(&Select{Where: u.Where}, plan.Read, len(plan.Table.Schema.PrimaryKey))
+	if !ok {
+		return nil, false
+	}
+	t := &UpdateTemplate{plan: plan, key: key, params: make([]*Param, len(u.Set))}
+	for i, a := range u.Set {
+		if plan.Set[i].Default {
+			return nil, false
+		}
+		switch x := a.Expr.(type) {
+		case *Param:
+			t.params[i] = x
+		case *Literal:
+			if _, ok := plan.Set[i].Expr.(*Literal); !ok {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	return t, true
+}
+
+// Plan is the binding the template was built from: its table, and the
+// read whose WHERE holds the key of that binding.
+func (t *UpdateTemplate) Plan() *UpdatePlan { return t.plan }
+
+// Bind binds the arguments of one execution: the key row PointLookup
+// would return for the full binding's read, and the value of each
+// assignment (in plan.Set order) as the full binding folds it. ok is
+// false when the full binding could end otherwise (an error, a NULL key
+// or a NULL for a NOT NULL column, a key that does not convert
+// exactly): the caller then binds in full.
+func (t *UpdateTemplate) Bind(args []Arg) (key, set []any, ok bool) {
+	if key, ok = t.key.KeyRow(args); !ok {
+		return nil, nil, false
+	}
+	cols := t.plan.Table.Schema.Columns
+	set = make([]any, len(t.params))
+	for i, p := range t.params {
+		a := t.plan.Set[i]
+		if p == nil {
+			set[i] = a.Expr.(*Literal).Value // NewUpdateTemplate checked
+			continue
+		}
+		// What binder.assignment does with a placeholder.
+		raw, err := lookupArg(p, args)
+		if err != nil {
+			return nil, nil, false
+		}
+		col := cols[a.Column]
+		v, err := metadata.CoerceValue(col.Type, raw)
+		if err != nil || v == nil && col.NotNull {
+			return nil, nil, false
+		}
+		set[i] = v
+	}
+	return key, set, true
+}
