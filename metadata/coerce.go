@@ -455,9 +455,10 @@ func toDecimal(t DataType, v any) (any, error) {
 
 func toString(t DataType, v any) (any, error) {
 	var s string
+	same := false // v is already the canonical value: no new boxing
 	switch x := v.(type) {
 	case string:
-		s = x
+		s, same = x, true
 	case []byte:
 		s = string(x)
 	case int64:
@@ -480,6 +481,9 @@ func toString(t DataType, v any) (any, error) {
 		if n := utf8.RuneCountInString(s); n > t.Length {
 			return nil, fmt.Errorf("%w: value %s is too long for %s (%d characters)", ErrInvalidValue, describe(v), t, n)
 		}
+	}
+	if same {
+		return v, nil
 	}
 	return s, nil
 }

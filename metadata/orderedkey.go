@@ -139,7 +139,12 @@ func appendOrderedField(buf []byte, t DataType, v any) ([]byte, error) {
 // 0x00 0x01: the terminator sorts below every escaped byte, so "a" sorts
 // before "a\x00" and before "ab".
 func appendEscaped[S string | []byte](buf []byte, s S) []byte {
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for i < len(s) && s[i] != 0 {
+		i++
+	}
+	buf = append(buf, s[:i]...)
+	for ; i < len(s); i++ {
 		if s[i] == 0 {
 			buf = append(buf, 0, 0xFF)
 		} else {

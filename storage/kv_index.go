@@ -104,7 +104,7 @@ func (ix *tableIndex) appendValues(dst []byte, vals []any) (out []byte, null boo
 			continue
 		}
 		dst = append(dst, 1)
-		if dst, err = metadata.AppendOrderedKey(dst, ix.types[j:j+1], []any{v}); err != nil {
+		if dst, err = metadata.AppendOrderedKey(dst, ix.types[j:j+1], vals[j:j+1]); err != nil {
 			return nil, false, fmt.Errorf("index %s: column %s: %w", ix.def.Name, ix.def.Columns[j], err)
 		}
 	}
@@ -133,7 +133,9 @@ func (ix *tableIndex) slot(vals []any) (key []byte, ok bool, err error) {
 	if !ix.def.Unique || len(vals) != len(ix.cols) {
 		return nil, false, nil
 	}
-	k, null, err := ix.appendValues(bytes.Clone(ix.prefix), vals)
+	// Room for the values of a typical index: one allocation, not three.
+	k := append(make([]byte, 0, len(ix.prefix)+64), ix.prefix...)
+	k, null, err := ix.appendValues(k, vals)
 	if err != nil || null {
 		return nil, false, err
 	}
