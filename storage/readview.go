@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -61,8 +62,18 @@ type ReadView struct {
 		sync.Mutex
 		ps     *pebble.Snapshot
 		closed bool
+		// rows keeps, in a write view, the stored values (nil: no row)
+		// of up to viewRowsMax keys read by key. A transaction reads a
+		// row it then changes three times (its SELECT, its UPDATE's
+		// read, and the buffer's merge) and the snapshot cannot change
+		// in between, so the later reads are map lookups, not Gets.
+		rows map[string][]byte
 	}
 }
+
+// viewRowsMax bounds a write view's kept rows: a transaction reading
+// more keys than this reads the rest from the snapshot each time.
+const viewRowsMax = 1024
 
 // viewLog is a bucket's log range in a view.
 type viewLog struct{ start, stop int64 }
@@ -312,14 +323,26 @@ func (v *ReadView) getColumns(entry *tableEntry, key []byte, need []bool) ([]any
 	if v.mu.closed || v.mu.ps == nil {
 		return nil, fmt.Errorf("read view of %s: %w", entry.Info.Path, metadata.ErrClosed)
 	}
-	val, closer, err := v.mu.ps.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
+	val, kept := v.mu.rows[string(key)]
+	if !kept {
+		got, closer, err := v.mu.ps.Get(key)
+		if err != nil && !errors.Is(err, pebble.ErrNotFound) {
+			return nil, fmt.Errorf("read %s: KV store: %w", entry.Info.Path, err)
+		}
+		if err == nil {
+			val = bytes.Clone(got)
+			closer.Close()
+		}
+		if v.write && len(v.mu.rows) < viewRowsMax {
+			if v.mu.rows == nil {
+				v.mu.rows = make(map[string][]byte)
+			}
+			v.mu.rows[string(key)] = val
+		}
+	}
+	if val == nil {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: KV store: %w", entry.Info.Path, err)
-	}
-	defer closer.Close()
 	row, err := decodeRowColumns(val, entry.Info.SchemaID, entry.types, need)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", entry.Info.Path, err)

@@ -224,3 +224,45 @@ func TestWriteBufferDelta(t *testing.T) {
 	_, err = keyer.Key(func(int) any { return nil })
 	require.ErrorIs(t, err, metadata.ErrConstraint, "a NULL key")
 }
+
+// TestWriteViewKeepsRowsItRead: a write view keeps the rows it read by
+// key, and what it keeps is its cut: rows changed, inserted or deleted
+// after the cut read as they were, a later view reads them as they are,
+// and a row handed out is the caller's to change.
+func TestWriteViewKeepsRowsItRead(t *testing.T) {
+	e, _ := testEngine(t, "", nil)
+	defer e.Close()
+	createPK(t, e, "t", nil)
+	upsert(t, e, "t", []any{"a", 1, 10}, []any{"c", 3, 30})
+	lookup := func(v *ReadView, id int) []any {
+		t.Helper()
+		row, found, err := v.Lookup(ctx, path("t"), []any{nil, id, nil})
+		require.NoError(t, err)
+		if !found {
+			return nil
+		}
+		return row
+	}
+	old, err := e.WriteView(ctx)
+	require.NoError(t, err)
+	defer old.Close()
+	first := lookup(old, 1)
+	require.Equal(t, []any{"a", int64(1), int64(10)}, first)
+	require.Nil(t, lookup(old, 2))
+	require.NotNil(t, lookup(old, 3))
+	first[2] = int64(999)
+
+	upsert(t, e, "t", []any{"a", 1, 11}, []any{"b", 2, 20})
+	del(t, e, "t", []any{nil, 3, nil})
+
+	require.Equal(t, []any{"a", int64(1), int64(10)}, lookup(old, 1), "the cut's row, unchanged by the caller's edit")
+	require.Nil(t, lookup(old, 2), "inserted after the cut")
+	require.Equal(t, []any{"c", int64(3), int64(30)}, lookup(old, 3), "deleted after the cut")
+
+	young, err := e.WriteView(ctx)
+	require.NoError(t, err)
+	defer young.Close()
+	require.Equal(t, []any{"a", int64(1), int64(11)}, lookup(young, 1))
+	require.Equal(t, []any{"b", int64(2), int64(20)}, lookup(young, 2))
+	require.Nil(t, lookup(young, 3))
+}
