@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -21,6 +22,7 @@ import (
 
 // modelChange is one row a subscription returned, in a model test.
 type modelChange struct {
+	table           string
 	kind, partition string
 	bucket          int32
 	offset          int64 // -1: a row of a full start's state
@@ -42,6 +44,65 @@ type modelSub struct {
 	resumes     int
 }
 
+// modelPoint is the tables' state after one of the model test's commits,
+// as the writers' own model has it: the high watermarks of a table's
+// buckets ("table/partition/bucket") and its rows ("id/partition" -> v).
+type modelPoint struct {
+	table string
+	hw    map[string]int64
+	rows  map[string]int64
+}
+
+// modelTables is the writers' model of kv, lg and lk: what each holds
+// after each commit, independent of what the engine returns.
+type modelTables struct {
+	mu     sync.Mutex
+	rows   map[string]map[string]int64 // table -> "id/partition" -> v
+	points []modelPoint
+}
+
+func newModelTables() *modelTables {
+	return &modelTables{rows: map[string]map[string]int64{"kv": {}, "lg": {}, "lk": {}}}
+}
+
+func (m *modelTables) set(table string, id int64, p string, v int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rows[table][fmt.Sprintf("%d/%s", id, p)] = v
+}
+
+func (m *modelTables) delete(table string, id int64, p string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.rows[table], fmt.Sprintf("%d/%s", id, p))
+}
+
+func (m *modelTables) dropPartition(table, p string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.rows[table] {
+		if _, kp, _ := strings.Cut(k, "/"); kp == p {
+			delete(m.rows[table], k)
+		}
+	}
+}
+
+// record adds a point for each table: its high watermarks now and the
+// model's rows. Only one writer writes each table, so nothing commits to
+// it between its last commit and this.
+func (m *modelTables) record(ctx context.Context, db *sql.DB, tables ...string) error {
+	for _, table := range tables {
+		hw, err := tableHighWatermarks(ctx, db, table)
+		if err != nil {
+			return err
+		}
+		m.mu.Lock()
+		m.points = append(m.points, modelPoint{table: table, hw: hw, rows: maps.Clone(m.rows[table])})
+		m.mu.Unlock()
+	}
+	return nil
+}
+
 // TestSubscriptionModel runs writers (transactions across tables and
 // partitions, upserts, deletes, partitions added and dropped, KV
 // snapshots, tiering rounds, a segment roll every few commits) while
@@ -51,8 +112,12 @@ type modelSub struct {
 // (nothing twice, nothing missed; from 0 for earliest starts and
 // partitions created later), every subscription agrees with every other
 // on what each offset holds, and its output folded per key (kv) or
-// collected (lg, lk) is the table. Last, a subscription stopped half-way
-// resumes after the engine is reopened exactly where it stopped.
+// collected (lg, lk) is the table. Along the way, each bucket of each
+// subscription, folded at every commit it read up to, holds the rows the
+// writers' model puts in that bucket after that commit; a full start's
+// state, at the offset its first change follows. Last, a subscription
+// stopped half-way resumes after the engine is reopened exactly where it
+// stopped.
 func TestSubscriptionModel(t *testing.T) {
 	db, dsn := openDB(t, "default.bucket.number=2&tiering=off&log.segment.file-size=1kb")
 	for _, ddl := range []string{
@@ -75,6 +140,16 @@ func TestSubscriptionModel(t *testing.T) {
 	mustExec(t, db, `INSERT INTO lk VALUES (3, 'x', 3)`)
 	midway := time.Now()
 	mustExec(t, db, `INSERT INTO lg VALUES (3, 'p0', 3)`)
+	model := newModelTables()
+	for _, r := range []struct {
+		table string
+		id    int64
+		p     string
+		v     int64
+	}{{"kv", 1, "p0", 10}, {"kv", 2, "p0", 2}, {"kv", 3, "p1", 3}, {"lg", 1, "p0", 1}, {"lg", 2, "p1", 2}, {"lg", 3, "p0", 3}, {"lk", 1, "x", 1}, {"lk", 2, "x", 2}, {"lk", 3, "x", 3}} {
+		model.set(r.table, r.id, r.p, r.v)
+	}
+	require.NoError(t, model.record(context.Background(), db, "kv", "lg", "lk"))
 
 	var subs []*modelSub
 	for _, table := range []string{"kv", "lg", "lk"} {
@@ -112,7 +187,7 @@ func TestSubscriptionModel(t *testing.T) {
 	writers.Add(2)
 	go func() {
 		defer writers.Done()
-		if err := modelWrites(ctx, db, rand.New(rand.NewPCG(seed, 1)), 150); err != nil {
+		if err := modelWrites(ctx, db, rand.New(rand.NewPCG(seed, 1)), 150, model); err != nil {
 			t.Errorf("writer: %v", err)
 		}
 	}()
@@ -128,6 +203,11 @@ func TestSubscriptionModel(t *testing.T) {
 				_, err = db.ExecContext(ctx, `CALL sys.tier('lk')`)
 			default:
 				_, err = db.ExecContext(ctx, `INSERT INTO lk VALUES (?, 'x', ?), (?, 'y', ?)`, 100+2*i, i, 101+2*i, i)
+				if err == nil {
+					model.set("lk", int64(100+2*i), "x", int64(i))
+					model.set("lk", int64(101+2*i), "y", int64(i))
+					err = model.record(ctx, db, "lk")
+				}
 			}
 			if err != nil {
 				t.Errorf("snapshots and tiering: %v", err)
@@ -161,6 +241,21 @@ func TestSubscriptionModel(t *testing.T) {
 	for _, s := range subs {
 		checkModelOutput(t, db, s, at, hw)
 	}
+	// The bucket of every row any subscription returned; one row, one
+	// bucket.
+	bucketOf := map[string]string{}
+	for _, c := range at {
+		k, bk := c.rowKey(), c.bucketKey()
+		if was, ok := bucketOf[k]; ok {
+			require.Equal(t, was, bk, "row %s in two buckets", k)
+		}
+		bucketOf[k] = bk
+	}
+	checked := 0
+	for _, s := range subs {
+		checked += checkModelPoints(t, s, model.points, bucketOf)
+	}
+	require.Positive(t, checked)
 
 	// Stopped half-way, the engine reopened, resumed from the offsets.
 	half := &modelSub{name: "kv/reopened", table: "kv", opts: fluss.SubscribeOptions{StartupMode: fluss.StartupEarliest}}
@@ -168,7 +263,7 @@ func TestSubscriptionModel(t *testing.T) {
 	require.NoError(t, err)
 	for range 5 {
 		require.True(t, sub.Next(), "%v", sub.Err())
-		half.out = append(half.out, modelRows(sub)...)
+		half.out = append(half.out, modelRows(sub, "kv")...)
 	}
 	off, err := sub.Offsets()
 	require.NoError(t, err)
@@ -186,7 +281,7 @@ func TestSubscriptionModel(t *testing.T) {
 	defer sub.Close()
 	for !reachedModel(sub, "kv", hw) {
 		require.True(t, sub.Next(), "%v", sub.Err())
-		half.out = append(half.out, modelRows(sub)...)
+		half.out = append(half.out, modelRows(sub, "kv")...)
 	}
 	checkModelOutput(t, db2, half, at, hw)
 	resumes := 0
@@ -194,13 +289,13 @@ func TestSubscriptionModel(t *testing.T) {
 		resumes += s.resumes
 	}
 	require.Positive(t, resumes)
-	t.Logf("%d subscriptions, %d offsets checked, %d resumes from offsets", len(subs)+1, len(at), resumes)
+	t.Logf("%d subscriptions, %d offsets checked, %d bucket states checked at %d commit points, %d resumes from offsets", len(subs)+1, len(at), checked, len(model.points), resumes)
 }
 
 // modelWrites commits n random writes to kv and lg: transactions across
 // both tables and several partitions, upserts, deletes, partitions added
 // and dropped (names never used again).
-func modelWrites(ctx context.Context, db *sql.DB, r *rand.Rand, n int) error {
+func modelWrites(ctx context.Context, db *sql.DB, r *rand.Rand, n int, m *modelTables) error {
 	live := []string{"p0", "p1"}
 	nextPart, nextID := 2, int64(1000)
 	for range n {
@@ -214,6 +309,7 @@ func modelWrites(ctx context.Context, db *sql.DB, r *rand.Rand, n int) error {
 				if _, err = db.ExecContext(ctx, fmt.Sprintf(`ALTER TABLE %s DROP PARTITION (p = '%s')`, table, p)); err != nil {
 					break
 				}
+				m.dropPartition(table, p)
 			}
 		case k <= 1:
 			p := fmt.Sprintf("p%d", nextPart)
@@ -225,29 +321,43 @@ func modelWrites(ctx context.Context, db *sql.DB, r *rand.Rand, n int) error {
 				}
 			}
 		case k <= 2:
-			_, err = db.ExecContext(ctx, `DELETE FROM kv WHERE id = ? AND p = ?`, r.IntN(20), live[r.IntN(len(live))])
+			id, p := int64(r.IntN(20)), live[r.IntN(len(live))]
+			if _, err = db.ExecContext(ctx, `DELETE FROM kv WHERE id = ? AND p = ?`, id, p); err == nil {
+				m.delete("kv", id, p)
+			}
 		default:
 			var tx *sql.Tx
 			if tx, err = db.BeginTx(ctx, nil); err != nil {
 				return err
 			}
+			var writes []func()
 			for range 1 + r.IntN(4) {
 				p := live[r.IntN(len(live))]
-				if _, err = tx.Exec(`INSERT INTO kv VALUES (?, ?, ?)`, r.IntN(20), p, r.IntN(1000)); err != nil {
+				id, v := int64(r.IntN(20)), int64(r.IntN(1000))
+				if _, err = tx.Exec(`INSERT INTO kv VALUES (?, ?, ?)`, id, p, v); err != nil {
 					break
 				}
-				if _, err = tx.Exec(`INSERT INTO lg VALUES (?, ?, ?)`, nextID, p, r.IntN(1000)); err != nil {
+				lid, lv := nextID, int64(r.IntN(1000))
+				if _, err = tx.Exec(`INSERT INTO lg VALUES (?, ?, ?)`, lid, p, lv); err != nil {
 					break
 				}
+				writes = append(writes, func() { m.set("kv", id, p, v); m.set("lg", lid, p, lv) })
 				nextID++
 			}
 			if err == nil {
-				err = tx.Commit()
+				if err = tx.Commit(); err == nil {
+					for _, w := range writes {
+						w()
+					}
+				}
 			} else {
 				_ = tx.Rollback()
 			}
 		}
 		if err != nil {
+			return err
+		}
+		if err := m.record(ctx, db, "kv", "lg"); err != nil {
 			return err
 		}
 	}
@@ -266,7 +376,7 @@ func (s *modelSub) read(ctx context.Context, db *sql.DB, sub *fluss.Subscription
 		if !sub.Next() {
 			return fmt.Errorf("after %d batches: %w", batches, sub.Err())
 		}
-		s.out = append(s.out, modelRows(sub)...)
+		s.out = append(s.out, modelRows(sub, s.table)...)
 		batches++
 		if s.resumeEvery == 0 || batches%s.resumeEvery != 0 {
 			continue
@@ -321,20 +431,53 @@ func reachedModel(sub *fluss.Subscription, table string, hw map[string]int64) bo
 // latest start takes them, by "partition/bucket".
 func highWatermarks(t *testing.T, ctx context.Context, db *sql.DB, table string) map[string]int64 {
 	t.Helper()
-	sub, err := fluss.Subscribe(ctx, conn(t, db), table, fluss.SubscribeOptions{StartupMode: fluss.StartupLatest})
-	require.NoError(t, err)
-	defer sub.Close()
-	off, err := sub.Offsets()
+	hw, err := tableHighWatermarks(ctx, db, table)
 	require.NoError(t, err)
 	out := map[string]int64{}
-	for _, b := range off.Buckets {
-		out[fmt.Sprintf("%s/%d", b.Partition, b.Bucket)] = b.Offset
+	for k, v := range hw {
+		out[strings.TrimPrefix(k, table+"/")] = v
 	}
 	return out
 }
 
-// modelRows are the rows of the subscription's current batch.
-func modelRows(sub *fluss.Subscription) []modelChange {
+// tableHighWatermarks are the next offsets of every bucket of table, by
+// "table/partition/bucket".
+func tableHighWatermarks(ctx context.Context, db *sql.DB, table string) (map[string]int64, error) {
+	c, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	sub, err := fluss.Subscribe(ctx, c, table, fluss.SubscribeOptions{StartupMode: fluss.StartupLatest})
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Close()
+	off, err := sub.Offsets()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, b := range off.Buckets {
+		out[fmt.Sprintf("%s/%s/%d", table, b.Partition, b.Bucket)] = b.Offset
+	}
+	return out, nil
+}
+
+// rowKey is the row's key in modelTables: "table/id/partition".
+func (c modelChange) rowKey() string { return fmt.Sprintf("%s/%d/%s", c.table, c.id, c.partition) }
+
+// bucketKey is the bucket the row came from: "table/partition/bucket"
+// (lk is not partitioned: its partition is empty).
+func (c modelChange) bucketKey() string {
+	if c.table == "lk" {
+		return fmt.Sprintf("lk//%d", c.bucket)
+	}
+	return fmt.Sprintf("%s/%s/%d", c.table, c.partition, c.bucket)
+}
+
+// modelRows are the rows of the subscription's current batch of table.
+func modelRows(sub *fluss.Subscription, table string) []modelChange {
 	rec := sub.RecordBatch()
 	col := map[string]int{}
 	for i, f := range rec.Schema().Fields() {
@@ -343,6 +486,7 @@ func modelRows(sub *fluss.Subscription) []modelChange {
 	var out []modelChange
 	for i := range int(rec.NumRows()) {
 		c := modelChange{
+			table:  table,
 			kind:   rec.Column(col[fluss.ColumnChangeType]).(*array.String).Value(i),
 			bucket: rec.Column(col[fluss.ColumnBucket]).(*array.Int32).Value(i),
 			offset: -1,
@@ -368,12 +512,6 @@ func modelRows(sub *fluss.Subscription) []modelChange {
 func checkModelOutput(t *testing.T, db *sql.DB, s *modelSub, at map[string]modelChange, hw map[string]int64) {
 	t.Helper()
 	partitioned := s.table != "lk"
-	bucketKey := func(c modelChange) string {
-		if partitioned {
-			return fmt.Sprintf("%s/%s/%d", s.table, c.partition, c.bucket)
-		}
-		return fmt.Sprintf("%s//%d", s.table, c.bucket)
-	}
 	last := map[string]int64{}
 	stateDone := false
 	state := map[string]int64{} // "id/partition" -> v
@@ -391,7 +529,7 @@ func checkModelOutput(t *testing.T, db *sql.DB, s *modelSub, at map[string]model
 			continue
 		}
 		stateDone = true
-		bk := bucketKey(c)
+		bk := c.bucketKey()
 		prev, seen := last[bk]
 		switch {
 		case seen:
@@ -450,4 +588,82 @@ func checkModelOutput(t *testing.T, db *sql.DB, s *modelSub, at map[string]model
 		}
 	}
 	require.Equal(t, want, got, "%s: the output folded is the table", s.name)
+}
+
+// checkModelPoints checks one subscription against the writers' model: a
+// bucket read up to a commit point's high watermark, folded, holds the
+// rows the model puts in that bucket there (bucketOf: the bucket of each
+// row); a full start's state, of a bucket that has changes after it, is
+// the model's at the offset of the first. It returns the bucket states
+// checked. Latest and timestamp starts fold only a suffix of the log,
+// which no point's rows describe: they are left out.
+func checkModelPoints(t *testing.T, s *modelSub, points []modelPoint, bucketOf map[string]string) int {
+	t.Helper()
+	if s.opts.StartupMode == fluss.StartupLatest || s.opts.StartupMode == fluss.StartupTimestamp {
+		return 0
+	}
+	// at[bucket][hw] are the points that put the bucket at hw.
+	at := map[string]map[int64][]*modelPoint{}
+	for i := range points {
+		p := &points[i]
+		if p.table != s.table {
+			continue
+		}
+		for bk, hw := range p.hw {
+			if at[bk] == nil {
+				at[bk] = map[int64][]*modelPoint{}
+			}
+			at[bk][hw] = append(at[bk][hw], p)
+		}
+	}
+	want := func(p *modelPoint, bk string) map[string]int64 {
+		out := map[string]int64{}
+		for k, v := range p.rows {
+			if bucketOf[s.table+"/"+k] == bk {
+				out[s.table+"/"+k] = v
+			}
+		}
+		return out
+	}
+	fold := map[string]map[string]int64{} // bucket -> row key -> v
+	state := map[string]map[string]int64{}
+	started := map[string]bool{}
+	checked := 0
+	check := func(bk string, next int64, got map[string]int64, what string) {
+		for _, p := range at[bk][next] {
+			require.Equal(t, want(p, bk), got, "%s: bucket %s %s, at offset %d", s.name, bk, what, next)
+			checked++
+		}
+	}
+	for _, c := range s.out {
+		if c.partition == modelMarker {
+			continue
+		}
+		bk := c.bucketKey()
+		if c.offset < 0 {
+			if state[bk] == nil {
+				state[bk] = map[string]int64{}
+			}
+			state[bk][c.rowKey()] = c.v
+			continue
+		}
+		if fold[bk] == nil {
+			fold[bk] = maps.Clone(state[bk])
+			if fold[bk] == nil {
+				fold[bk] = map[string]int64{}
+			}
+			if !started[bk] && (state[bk] != nil || s.opts.StartupMode == fluss.StartupFull) {
+				check(bk, c.offset, fold[bk], "as the full start's state")
+			}
+			started[bk] = true
+		}
+		switch c.kind {
+		case "+A", "+I", "+U":
+			fold[bk][c.rowKey()] = c.v
+		case "-D":
+			delete(fold[bk], c.rowKey())
+		}
+		check(bk, c.offset+1, fold[bk], "folded")
+	}
+	return checked
 }
