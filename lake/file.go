@@ -26,7 +26,11 @@ type parquetFile struct {
 	leaves [][]int
 	// leaf is the single leaf of a flat file column, -1 for nested ones;
 	// statistics are read from it.
-	leaf    []int
+	leaf []int
+	// missing marks the table columns added after the file was written
+	// (see metadata.PastSchema): the file has none of their data, and
+	// they read as NULL.
+	missing []bool
 	nanCols map[int]bool
 	// emptyCols are the string and binary columns whose minimum is not
 	// trusted (see kvEmptyColumns); allEmpty: none is (an older file).
@@ -137,21 +141,44 @@ func (pf *parquetFile) checkLayout(table *metadata.TableInfo) error {
 	sc := pf.md.Schema
 	pf.cols = fileColumns(table)
 	root := sc.Root()
-	if root.NumFields() != len(pf.cols) {
+	// A file written under an earlier schema has that schema's data
+	// columns, a prefix of the table's, then the system columns.
+	n := len(table.Schema.Columns)
+	k := root.NumFields() - numSystemColumns
+	if k != n && !hasSchemaWidth(table, k) {
 		return fmt.Errorf("%d columns, the table's lake files have %d", root.NumFields(), len(pf.cols))
+	}
+	if v := pf.md.KeyValueMetadata().FindValue(kvSchemaID); v != nil {
+		id, err := strconv.ParseInt(*v, 10, 32)
+		if err != nil {
+			return fmt.Errorf("bad %s %q", kvSchemaID, *v)
+		}
+		if want, ok := table.SchemaColumns(int32(id)); !ok || want != k {
+			return fmt.Errorf("written under schema %d with %d data columns, which the table's schemas do not match", id, k)
+		}
+	}
+	// col maps a field of the file to its table column.
+	col := func(fi int) int {
+		if fi < k {
+			return fi
+		}
+		return fi - k + n
 	}
 	pf.leaves = make([][]int, len(pf.cols))
 	pf.leaf = make([]int, len(pf.cols))
+	pf.missing = make([]bool, len(pf.cols))
 	for i := 0; i < sc.NumColumns(); i++ {
 		fi := root.FieldIndexByField(sc.ColumnRoot(i))
-		if fi < 0 || fi >= len(pf.cols) {
+		if fi < 0 || fi >= root.NumFields() {
 			return fmt.Errorf("leaf column %d has no top-level field", i)
 		}
-		pf.leaves[fi] = append(pf.leaves[fi], i)
+		pf.leaves[col(fi)] = append(pf.leaves[col(fi)], i)
 	}
-	for i, c := range pf.cols {
-		if !strings.EqualFold(root.Field(i).Name(), c.Name) {
-			return fmt.Errorf("column %d is %q, want %q", i, root.Field(i).Name(), c.Name)
+	for fi := range root.NumFields() {
+		i := col(fi)
+		c := pf.cols[i]
+		if !strings.EqualFold(root.Field(fi).Name(), c.Name) {
+			return fmt.Errorf("column %d is %q, want %q", fi, root.Field(fi).Name(), c.Name)
 		}
 		if len(pf.leaves[i]) == 0 {
 			return fmt.Errorf("column %q has no data", c.Name)
@@ -161,7 +188,21 @@ func (pf *parquetFile) checkLayout(table *metadata.TableInfo) error {
 			pf.leaf[i] = pf.leaves[i][0]
 		}
 	}
+	for i := k; i < n; i++ {
+		pf.missing[i], pf.leaf[i] = true, -1
+	}
 	return nil
+}
+
+// hasSchemaWidth reports whether one of the table's earlier schemas had
+// k columns.
+func hasSchemaWidth(table *metadata.TableInfo, k int) bool {
+	for _, p := range table.PastSchemas {
+		if p.Columns == k {
+			return true
+		}
+	}
+	return false
 }
 
 // Close releases the file. Idempotent.
@@ -177,7 +218,13 @@ func (pf *parquetFile) Close() error {
 // groupStats are the statistics of row group rg for the given table
 // columns.
 func (pf *parquetFile) groupStats(table *metadata.TableInfo, rg int, cols []int) *statsSet {
-	return statsFor(pf.md, rg, table, cols, pf.leaf, pf.nanCols, func(col int) bool { return pf.allEmpty || pf.emptyCols[col] })
+	s := statsFor(pf.md, rg, table, cols, pf.leaf, pf.nanCols, func(col int) bool { return pf.allEmpty || pf.emptyCols[col] })
+	for _, c := range cols {
+		if c >= 0 && c < len(pf.missing) && pf.missing[c] {
+			s.cols[c] = colStats{nulls: s.rows, nullsKnown: true}
+		}
+	}
+	return s
 }
 
 // fileStats are the statistics of the whole file.

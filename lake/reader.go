@@ -163,7 +163,10 @@ type fileStream struct {
 	groups    []int
 	countOnly bool
 	next      int // next group, count-only mode
-	engine    []arrow.DataType
+	// read are the needed columns the file has (the plan's need but for
+	// columns added after it was written); engine their Arrow types.
+	read   []int
+	engine []arrow.DataType
 }
 
 // openStream opens lf and starts decoding the row groups the plan's
@@ -203,7 +206,12 @@ func (l *Lake) streamOf(ctx context.Context, plan *readPlan, pf *parquetFile, pr
 		s.close()
 		return nil, nil
 	}
-	if len(plan.need) == 0 {
+	for _, c := range plan.need {
+		if !pf.missing[c] {
+			s.read = append(s.read, c)
+		}
+	}
+	if len(s.read) == 0 {
 		s.countOnly = true
 		return s, nil
 	}
@@ -212,7 +220,7 @@ func (l *Lake) streamOf(ctx context.Context, plan *readPlan, pf *parquetFile, pr
 		return nil, corrupt(pf.rel, err)
 	}
 	var leaves []int
-	for _, c := range plan.need {
+	for _, c := range s.read {
 		leaves = append(leaves, pf.leaves[c]...)
 	}
 	slices.Sort(leaves)
@@ -222,10 +230,10 @@ func (l *Lake) streamOf(ctx context.Context, plan *readPlan, pf *parquetFile, pr
 	}
 	s.rr = rr
 	sc := rr.Schema()
-	if sc.NumFields() != len(plan.need) {
-		return nil, corrupt(pf.rel, fmt.Sprintf("read %d columns, asked for %d", sc.NumFields(), len(plan.need)))
+	if sc.NumFields() != len(s.read) {
+		return nil, corrupt(pf.rel, fmt.Sprintf("read %d columns, asked for %d", sc.NumFields(), len(s.read)))
 	}
-	for i, c := range plan.need {
+	for i, c := range s.read {
 		want := pf.cols[c].Type.ArrowType()
 		if got := sc.Field(i).Type; !convertible(got, want) {
 			return nil, corrupt(pf.rel, fmt.Sprintf("column %s has Arrow type %s, want %s", pf.cols[c].Name, got, want))
@@ -249,6 +257,7 @@ func (s *fileStream) nextBatch(ctx context.Context) (b *batch, ok bool, err erro
 		b.rows = int(s.pf.md.RowGroup(s.groups[s.next]).NumRows())
 		s.next++
 		s.l.rowGroupsRead.Add(1)
+		s.nullMissing(b)
 		return b, true, nil
 	}
 	defer func() {
@@ -265,10 +274,24 @@ func (s *fileStream) nextBatch(ctx context.Context) (b *batch, ok bool, err erro
 	}
 	rec := s.rr.RecordBatch()
 	b.rows = int(rec.NumRows())
-	for i, c := range s.plan.need {
+	for i, c := range s.read {
 		b.cols[c] = convert(s.plan.mem, rec.Column(i), s.engine[i])
 	}
+	s.nullMissing(b)
 	return b, true, nil
+}
+
+// nullMissing gives b the columns the plan needs that the file lacks
+// (added to the table after it was written): NULL in every row.
+func (s *fileStream) nullMissing(b *batch) {
+	if len(s.read) == len(s.plan.need) {
+		return
+	}
+	for _, c := range s.plan.need {
+		if s.pf.missing[c] {
+			b.cols[c] = array.MakeArrayOfNull(s.plan.mem, s.pf.cols[c].Type.ArrowType(), b.rows)
+		}
+	}
 }
 
 func (s *fileStream) close() {

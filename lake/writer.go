@@ -26,6 +26,10 @@ const (
 	kvSnapshotID = "fluss.snapshot_id"
 	kvBucket     = "fluss.bucket"
 	kvPartition  = "fluss.partition"
+	// kvSchemaID is the table's schema id the file was written with; a
+	// file of an earlier schema lacks the columns added since. Files
+	// written before it was recorded have the data columns they have.
+	kvSchemaID = "fluss.schema_id"
 	// kvNaNColumns lists (comma-separated table column indexes) the FLOAT
 	// and DOUBLE columns holding a NaN: Parquet statistics leave NaN out of
 	// max, while NaN sorts above every number here, so their max must not
@@ -185,6 +189,7 @@ func (l *Lake) NewFileWriter(table *metadata.TableInfo, partitionName string, pa
 		kvSnapshotID: strconv.FormatInt(snapshotID, 10),
 		kvBucket:     strconv.Itoa(int(bucket)),
 		kvPartition:  partitionName,
+		kvSchemaID:   strconv.FormatInt(int64(table.SchemaID), 10),
 	} {
 		if err := pw.AppendKeyValueMetadata(k, v); err != nil {
 			w.Abort()

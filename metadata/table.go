@@ -172,10 +172,14 @@ func (t *TableInfo) IndexColumns(ix DeclaredIndex) []int {
 // TableInfo is a created table: its descriptor with ids and every default
 // resolved. It is immutable; ALTER TABLE produces a new TableInfo.
 type TableInfo struct {
-	Path          TablePath         `json:"path"`
-	TableID       int64             `json:"table_id"`
-	SchemaID      int32             `json:"schema_id"`
-	Schema        Schema            `json:"schema"`
+	Path     TablePath `json:"path"`
+	TableID  int64     `json:"table_id"`
+	SchemaID int32     `json:"schema_id"`
+	Schema   Schema    `json:"schema"`
+	// PastSchemas are the table's earlier schemas, oldest first; empty
+	// for a table whose schema never changed (and in a catalog written
+	// before schemas could change).
+	PastSchemas   []PastSchema      `json:"past_schemas,omitempty"`
 	PartitionKeys []string          `json:"partition_keys,omitempty"`
 	BucketKeys    []string          `json:"bucket_keys,omitempty"`
 	NumBuckets    int               `json:"num_buckets"`
@@ -188,6 +192,32 @@ type TableInfo struct {
 	CreatedAt   time.Time    `json:"created_at"`
 	// Config is the parsed form of Options.
 	Config TableConfig `json:"-"`
+}
+
+// PastSchema is one of a table's earlier schemas: its id and how many of
+// the current schema's columns it had. A schema changes only by columns
+// added at the end (ADD COLUMN, nullable), so every earlier schema is a
+// prefix of the current one and a column's position is its column id:
+// a row written under an earlier schema reads the columns it lacks as
+// NULL.
+type PastSchema struct {
+	ID      int32 `json:"id"`
+	Columns int   `json:"columns"`
+}
+
+// SchemaColumns returns how many columns the table's schema id had: the
+// current schema's count for SchemaID, an earlier one's for a past id;
+// ok is false for an id the table never had.
+func (t *TableInfo) SchemaColumns(id int32) (n int, ok bool) {
+	if id == t.SchemaID {
+		return len(t.Schema.Columns), true
+	}
+	for _, p := range t.PastSchemas {
+		if p.ID == id {
+			return p.Columns, true
+		}
+	}
+	return 0, false
 }
 
 // AutoIncrementIndex returns the column index of the table's
@@ -690,5 +720,48 @@ func AlterOptions(t TableInfo, set map[string]string) (TableInfo, error) {
 	if err := out.Resolve(); err != nil {
 		return TableInfo{}, err
 	}
+	return out, nil
+}
+
+// AddColumns returns t with cols added at the end of its schema under a
+// new schema id, the old schema kept in PastSchemas, as Fluss evolves a
+// schema: only nullable columns, only at the end, under names the table
+// does not have (Fluss's error texts). Each column gets the next column
+// id.
+func AddColumns(t TableInfo, cols []Column) (TableInfo, error) {
+	if len(cols) == 0 {
+		return TableInfo{}, fmt.Errorf("%w: ALTER TABLE %s adds no column", ErrInvalidValue, t.Path)
+	}
+	next := int32(0)
+	for _, c := range t.Schema.Columns {
+		next = max(next, c.ID+1)
+	}
+	out := t
+	out.Schema.Columns = slices.Clone(t.Schema.Columns)
+	for _, c := range cols {
+		if out.Schema.ColumnIndex(c.Name) >= 0 {
+			return TableInfo{}, fmt.Errorf("%w: Column %s already exists.", ErrExists, c.Name)
+		}
+		if c.NotNull {
+			return TableInfo{}, fmt.Errorf("%w: Column %s must be nullable.", ErrUnsupported, c.Name)
+		}
+		if c.Default != nil {
+			return TableInfo{}, fmt.Errorf("%w: column %s added by ALTER TABLE takes no DEFAULT: the rows stored already read NULL there", ErrUnsupported, c.Name)
+		}
+		if c.Name == "" {
+			return TableInfo{}, fmt.Errorf("%w: ALTER TABLE %s adds a column with no name", ErrInvalidTable, t.Path)
+		}
+		if slices.Contains(reservedColumns, strings.ToLower(c.Name)) {
+			return TableInfo{}, fmt.Errorf("%w: column name %q is reserved for system columns (%s)", ErrInvalidTable, c.Name, strings.Join(reservedColumns, ", "))
+		}
+		if err := c.Type.Validate(); err != nil {
+			return TableInfo{}, fmt.Errorf("column %q: %w", c.Name, err)
+		}
+		c.ID = next
+		next++
+		out.Schema.Columns = append(out.Schema.Columns, c)
+	}
+	out.PastSchemas = append(slices.Clone(t.PastSchemas), PastSchema{ID: t.SchemaID, Columns: len(t.Schema.Columns)})
+	out.SchemaID = t.SchemaID + 1
 	return out, nil
 }

@@ -79,7 +79,8 @@ func (s *Session) ddl(ctx context.Context, st sqlplan.Statement) error {
 	case *sqlplan.DropConstraint:
 		return s.dropConstraint(ctx, st)
 	case *sqlplan.AddColumn:
-		return fmt.Errorf("ALTER TABLE ... ADD COLUMN is not supported yet: %w", metadata.ErrUnsupported)
+		_, err := eng.AddColumns(ctx, s.path(st.Table), st.Columns)
+		return err
 	case *sqlplan.Use:
 		dbs, err := eng.ListDatabases(ctx)
 		if err != nil {

@@ -586,33 +586,17 @@ func (p *parser) alter() (Statement, error) {
 			spec, err := p.partitionSpec()
 			return &AddPartition{Table: path, Spec: spec}, err
 		}
-		// COLUMN is optional, and a column may itself be named "column":
-		// skip the word only when a column name and a type name follow.
-		if p.isKeyword(p.peek(), "COLUMN") {
-			name, typ := p.peekAt(1), p.peekAt(2)
-			if (name.kind == tokIdent || name.kind == tokQuotedIdent) && typ.kind == tokIdent &&
-				!p.isKeyword(typ, "NOT") && !p.isKeyword(typ, "NULL") && !p.isKeyword(typ, "COMMENT") && !p.isKeyword(typ, "PRIMARY") {
-				p.i++
-			}
-		}
-		colTok := p.peek()
-		col, attrs, err := p.columnDef()
-		if err != nil {
-			return nil, err
-		}
-		if attrs.autoInc {
-			return nil, &PosError{Pos: colTok.pos, Err: errorf(metadata.ErrUnsupported,
-				"column %s added by ALTER TABLE cannot be AUTO_INCREMENT", quoteIdent(col.Name))}
-		}
-		if col.NotNull || attrs.pk {
-			return nil, &PosError{Pos: colTok.pos, Err: errorf(metadata.ErrUnsupported,
-				"column %s added by ALTER TABLE must be nullable", quoteIdent(col.Name))}
-		}
-		if col.Default != nil {
-			return nil, &PosError{Pos: colTok.pos, Err: errorf(metadata.ErrUnsupported,
-				"column %s added by ALTER TABLE takes no DEFAULT: the rows stored already read NULL there", quoteIdent(col.Name))}
-		}
-		return &AddColumn{Table: path, Column: col}, nil
+		return p.addColumns(path)
+	case p.isKeyword(p.peek(), "MODIFY"), p.isKeyword(p.peek(), "CHANGE"), p.isKeyword(p.peek(), "ALTER"):
+		return nil, &PosError{Pos: p.peek().pos, Err: errorf(metadata.ErrUnsupported, "Not support modify column now.")}
+	case p.isKeyword(p.peek(), "RENAME") && p.isKeyword(p.peekAt(1), "COLUMN"):
+		return nil, &PosError{Pos: p.peek().pos, Err: errorf(metadata.ErrUnsupported, "Not support rename column now.")}
+	case p.isKeyword(p.peek(), "DROP") && (p.isKeyword(p.peekAt(1), "COLUMN") ||
+		(p.peekAt(1).kind == tokIdent || p.peekAt(1).kind == tokQuotedIdent) &&
+			!p.isKeyword(p.peekAt(1), "INDEX") && !p.isKeyword(p.peekAt(1), "KEY") && !p.isKeyword(p.peekAt(1), "PARTITION") &&
+			!p.isKeyword(p.peekAt(1), "IF") && !p.isKeyword(p.peekAt(1), "CONSTRAINT") && !p.isKeyword(p.peekAt(1), "FOREIGN") &&
+			!p.isKeyword(p.peekAt(1), "PRIMARY") && !p.isKeyword(p.peekAt(1), "CHECK")):
+		return nil, &PosError{Pos: p.peek().pos, Err: errorf(metadata.ErrUnsupported, "Not support drop column now.")}
 	case p.acceptKeyword("DROP"):
 		if p.acceptKeyword("INDEX") || p.acceptKeyword("KEY") {
 			ie := p.acceptKeyword("IF", "EXISTS")
@@ -636,6 +620,75 @@ func (p *parser) alter() (Statement, error) {
 		return &SetOptions{Table: path, Options: opts}, err
 	}
 	return nil, p.expected("ADD, DROP or SET")
+}
+
+// addColumns reads the columns of ALTER TABLE t ADD [COLUMN] c TYPE
+// [, ADD [COLUMN] c2 TYPE ...], or MySQL's ADD [COLUMN] (c TYPE, ...),
+// after the first ADD. Fluss adds only nullable columns, only at the end:
+// NOT NULL, a key, AUTO_INCREMENT, a DEFAULT, FIRST and AFTER are refused
+// (in Fluss's words where it has them).
+func (p *parser) addColumns(path metadata.TablePath) (Statement, error) {
+	st := &AddColumn{Table: path}
+	for {
+		// COLUMN is optional, and a column may itself be named "column":
+		// skip the word only when a column name and a type name follow.
+		if p.isKeyword(p.peek(), "COLUMN") {
+			name, typ := p.peekAt(1), p.peekAt(2)
+			if (name.kind == tokIdent || name.kind == tokQuotedIdent) && typ.kind == tokIdent &&
+				!p.isKeyword(typ, "NOT") && !p.isKeyword(typ, "NULL") && !p.isKeyword(typ, "COMMENT") && !p.isKeyword(typ, "PRIMARY") {
+				p.i++
+			} else if t := p.peekAt(1); t.kind == tokPunct && t.text == "(" {
+				p.i++
+			}
+		}
+		if t := p.peek(); t.kind == tokPunct && t.text == "(" {
+			p.i++
+			for {
+				if err := p.addColumn(st); err != nil {
+					return nil, err
+				}
+				if !p.acceptPunct(",") {
+					break
+				}
+			}
+			if err := p.expectPunct(")"); err != nil {
+				return nil, err
+			}
+		} else if err := p.addColumn(st); err != nil {
+			return nil, err
+		}
+		if !p.acceptPunct(",") {
+			return st, nil
+		}
+		if err := p.expectKeyword("ADD"); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// addColumn reads one column definition of ADD COLUMN into st.
+func (p *parser) addColumn(st *AddColumn) error {
+	colTok := p.peek()
+	col, attrs, err := p.columnDef()
+	if err != nil {
+		return err
+	}
+	if attrs.autoInc {
+		return &PosError{Pos: colTok.pos, Err: errorf(metadata.ErrUnsupported,
+			"column %s added by ALTER TABLE cannot be AUTO_INCREMENT", quoteIdent(col.Name))}
+	}
+	if col.NotNull || attrs.pk {
+		return &PosError{Pos: colTok.pos, Err: errorf(metadata.ErrUnsupported, "Column %s must be nullable.", col.Name)}
+	}
+	if col.Default != nil {
+		return &PosError{Pos: colTok.pos, Err: errorf(metadata.ErrUnsupported,
+			"column %s added by ALTER TABLE takes no DEFAULT: the rows stored already read NULL there", quoteIdent(col.Name))}
+	}
+	if t := p.peek(); p.isKeyword(t, "FIRST") || p.isKeyword(t, "AFTER") {
+		return &PosError{Pos: t.pos, Err: errorf(metadata.ErrUnsupported, "Only support addColumn column at last now.")}
+	}
+	st.Columns = append(st.Columns, col)
+	return nil
 }
 
 // alterAddIndex reads the index of ALTER TABLE t ADD [CONSTRAINT [name]]

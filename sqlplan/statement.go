@@ -83,11 +83,11 @@ type SetOptions struct {
 	Options map[string]string
 }
 
-// AddColumn is ALTER TABLE t ADD [COLUMN] col TYPE [COMMENT '...']: a
-// nullable column appended at the end of the schema.
+// AddColumn is ALTER TABLE t ADD [COLUMN] col TYPE [COMMENT '...'][,
+// ADD ...]: nullable columns appended at the end of the schema.
 type AddColumn struct {
-	Table  metadata.TablePath
-	Column metadata.Column
+	Table   metadata.TablePath
+	Columns []metadata.Column
 }
 
 // CreateIndex is CREATE [UNIQUE] INDEX [IF NOT EXISTS] name ON t (col,
@@ -403,7 +403,11 @@ func (s *SetOptions) String() string {
 }
 
 func (s *AddColumn) String() string {
-	return "ALTER TABLE " + quotePath(s.Table) + " ADD COLUMN " + formatColumn(s.Column)
+	parts := make([]string, len(s.Columns))
+	for i, c := range s.Columns {
+		parts[i] = "ADD COLUMN " + formatColumn(c)
+	}
+	return "ALTER TABLE " + quotePath(s.Table) + " " + strings.Join(parts, ", ")
 }
 
 func (s *CreateIndex) String() string {

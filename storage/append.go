@@ -74,12 +74,15 @@ func routeRows(info *metadata.TableInfo, rows [][]any, only []int, trusted bool)
 	}
 	keyVals := make([]any, len(bucketIdx))
 	for r, row := range rows {
-		if len(row) != len(cols) {
+		if len(row) != len(cols) && !(len(row) < len(cols) && hasPastWidth(info, len(row))) {
 			return routedRows{}, fmt.Errorf("%w: row %d has %d values, table %s has %d columns", metadata.ErrInvalidValue, r+1, len(row), info.Path, len(cols))
 		}
 		vals := make([]any, len(cols))
 		for c, col := range cols {
-			if skip != nil && skip[c] {
+			if skip != nil && skip[c] || c >= len(row) {
+				// A row of an earlier schema (a write prepared before
+				// ADD COLUMN) lacks the columns added since: NULL there,
+				// as Fluss pads it.
 				continue
 			}
 			if trusted && (row[c] != nil || !col.NotNull) && canonicalKind(col.Type, row[c]) {
@@ -279,4 +282,15 @@ func estimateValue(v any) int {
 		return n
 	}
 	return 16
+}
+
+// hasPastWidth reports whether one of the table's earlier schemas had n
+// columns.
+func hasPastWidth(info *metadata.TableInfo, n int) bool {
+	for _, p := range info.PastSchemas {
+		if p.Columns == n {
+			return true
+		}
+	}
+	return false
 }

@@ -966,3 +966,18 @@ func (e *Engine) tabletForWrite(tb metadata.TableBucket) (*logTablet, error) {
 	e.tabIndex = nil
 	return t, nil
 }
+
+// AddColumns adds nullable columns at the end of a table's schema (ALTER
+// TABLE ... ADD COLUMN) under a new schema id; see metadata.AddColumns.
+// Nothing stored is rewritten: log batches, KV values, KV snapshots and
+// lake files keep the schema id they were written with, and every reader
+// reads the columns added since as NULL. The lake's readers of the new
+// schema read its old files the same way.
+func (e *Engine) AddColumns(ctx context.Context, path metadata.TablePath, cols []metadata.Column) (metadata.TableInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return metadata.TableInfo{}, err
+	}
+	return e.alterInfo(path, func(_ *catalog, info metadata.TableInfo) (metadata.TableInfo, error) {
+		return metadata.AddColumns(info, cols)
+	})
+}

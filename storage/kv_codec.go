@@ -325,17 +325,18 @@ func (d *rowDecoder) bitmap(n int) []byte {
 
 func isNull(bitmap []byte, i int) bool { return bitmap[i/8]&(1<<(i%8)) != 0 }
 
-// decodeRowValue decodes a row value, checking its schema id.
-func decodeRowValue(b []byte, schemaID int32, types []metadata.DataType) ([]any, error) {
-	return decodeRowColumns(b, schemaID, types, nil)
+// decodeRowValue decodes a row value of the table info describes (types
+// are its columns' types), checking its schema id.
+func decodeRowValue(b []byte, info *metadata.TableInfo, types []metadata.DataType) ([]any, error) {
+	return decodeRowColumns(b, info, types, nil)
 }
 
 // decodeRowColumns is decodeRowValue that decodes only the columns need
 // marks (nil: all) and leaves the others nil; the whole value is checked
 // all the same.
-func decodeRowColumns(b []byte, schemaID int32, types []metadata.DataType, need []bool) ([]any, error) {
+func decodeRowColumns(b []byte, info *metadata.TableInfo, types []metadata.DataType, need []bool) ([]any, error) {
 	row := make([]any, len(types))
-	err := decodeColumns(b, schemaID, len(types), func(d *rowDecoder, i int, null bool) {
+	err := decodeColumns(b, info, len(types), func(d *rowDecoder, i int, null bool) {
 		switch {
 		case null:
 		case need == nil || need[i]:
@@ -355,8 +356,8 @@ func decodeRowColumns(b []byte, schemaID int32, types []metadata.DataType, need 
 // columns need does not mark are appended as NULL. The common scalar
 // types go straight into their builders. On an error rb holds part of
 // the row and must be discarded.
-func appendRowColumns(rb *array.RecordBuilder, b []byte, schemaID int32, types []metadata.DataType, need []bool) error {
-	return decodeColumns(b, schemaID, len(types), func(d *rowDecoder, i int, null bool) {
+func appendRowColumns(rb *array.RecordBuilder, b []byte, info *metadata.TableInfo, types []metadata.DataType, need []bool) error {
+	return decodeColumns(b, info, len(types), func(d *rowDecoder, i int, null bool) {
 		fb := rb.Field(i)
 		switch {
 		case null:
@@ -372,17 +373,31 @@ func appendRowColumns(rb *array.RecordBuilder, b []byte, schemaID int32, types [
 	})
 }
 
-// decodeColumns reads the header of a row value of n columns, checking
-// its schema id, and calls col for each column, which reads the column's
-// value unless it is NULL; then it checks that nothing follows.
-func decodeColumns(b []byte, schemaID int32, n int, col func(d *rowDecoder, i int, null bool)) error {
+// decodeColumns reads the header of a row value of the table info
+// describes, of n columns, checking its schema id, and calls col for each
+// column, which reads the column's value unless it is NULL; then it
+// checks that nothing follows. A value written under an earlier schema
+// holds its first columns only (see metadata.PastSchema): col is called
+// with null true for the others.
+func decodeColumns(b []byte, info *metadata.TableInfo, n int, col func(d *rowDecoder, i int, null bool)) error {
 	d := &rowDecoder{b: b}
 	sid := d.uvarint("schema id")
-	if d.err == nil && sid != uint64(schemaID) {
-		return fmt.Errorf("%w: row value has schema id %d, the table has %d", metadata.ErrCorrupt, sid, schemaID)
+	if d.err != nil {
+		return d.err
 	}
-	nulls := d.bitmap(n)
-	for i := range n {
+	have := n
+	if sid != uint64(info.SchemaID) {
+		k, ok := 0, false
+		if sid <= math.MaxInt32 {
+			k, ok = info.SchemaColumns(int32(sid))
+		}
+		if !ok || k > n {
+			return fmt.Errorf("%w: row value has schema id %d, which table %s (schema id %d) never had", metadata.ErrCorrupt, sid, info.Path, info.SchemaID)
+		}
+		have = k
+	}
+	nulls := d.bitmap(have)
+	for i := range have {
 		if d.err != nil {
 			return d.err
 		}
@@ -391,7 +406,13 @@ func decodeColumns(b []byte, schemaID int32, n int, col func(d *rowDecoder, i in
 	if d.err == nil && len(d.b) != 0 {
 		d.fail(fmt.Sprintf("%d bytes after the last column", len(d.b)))
 	}
-	return d.err
+	if d.err != nil {
+		return d.err
+	}
+	for i := have; i < n; i++ {
+		col(d, i, true)
+	}
+	return nil
 }
 
 // appendValue reads one value of type t and appends it to fb, a builder

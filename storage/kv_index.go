@@ -272,7 +272,7 @@ func kvReadRow(src pebble.Reader, entry *tableEntry, key []byte) ([]any, error) 
 		return nil, fmt.Errorf("read %s: KV store: %w", entry.Info.Path, err)
 	}
 	defer closer.Close()
-	row, err := decodeRowValue(v, entry.Info.SchemaID, entry.types)
+	row, err := decodeRowValue(v, &entry.Info, entry.types)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", entry.Info.Path, err)
 	}
@@ -451,7 +451,7 @@ func (e *Engine) buildIndex(ctx context.Context, t *tableEntry, info *metadata.T
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		row, err := decodeRowValue(it.Value(), t.Info.SchemaID, t.types)
+		row, err := decodeRowValue(it.Value(), &t.Info, t.types)
 		if err != nil {
 			return fmt.Errorf("create index %s on %s: %w", def.Name, info.Path, err)
 		}
@@ -632,7 +632,7 @@ func slotLookup(src pebble.Reader, entry *tableEntry, ix *tableIndex, vals []any
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("read %s: KV store: %w", entry.Info.Path, err)
 	}
-	row, err = decodeRowColumns(v, entry.Info.SchemaID, entry.types, need)
+	row, err = decodeRowColumns(v, &entry.Info, entry.types, need)
 	closer.Close()
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("read %s: %w", entry.Info.Path, err)

@@ -491,7 +491,7 @@ func seekKeys(ctx context.Context, it *pebble.Iterator, keys []batchKey, entry *
 		if err != nil {
 			return nil, nil, fmt.Errorf("read %s: KV store: %w", entry.Info.Path, err)
 		}
-		if err := appendRowColumns(rb, v, entry.Info.SchemaID, entry.types, need); err != nil {
+		if err := appendRowColumns(rb, v, &entry.Info, entry.types, need); err != nil {
 			return nil, nil, fmt.Errorf("read %s: %w", entry.Info.Path, err)
 		}
 	}

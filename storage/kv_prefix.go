@@ -113,7 +113,7 @@ rows:
 			return nil, fmt.Errorf("prefix lookup in %s: KV store: %w", path, err)
 		}
 		for ok := it.First(); ok; ok = it.Next() {
-			r, err := decodeRowValue(it.Value(), info.SchemaID, entry.types)
+			r, err := decodeRowValue(it.Value(), &entry.Info, entry.types)
 			if err != nil {
 				it.Close()
 				return nil, fmt.Errorf("prefix lookup in %s: %w", path, err)

@@ -322,7 +322,7 @@ func (e *Engine) fillKvSnapshot(f File, entry *tableEntry, tb metadata.TableBuck
 		if err != nil {
 			return err
 		}
-		row, err := decodeRowValue(v, entry.Info.SchemaID, entry.types)
+		row, err := decodeRowValue(v, &entry.Info, entry.types)
 		if err != nil {
 			return fmt.Errorf("%s: %w", tb, err)
 		}
@@ -420,11 +420,12 @@ type KvSnapshotReader struct {
 	pos    int64
 	header kvSnapHeader
 	chunks int32
-	dec    *logformat.RecordDecoder
+	dec    *batchDecoders
 	empty  *arrow.Schema
 	mem    memory.Allocator
 	filter predicate.P
 	types  []metadata.DataType
+	info   *metadata.TableInfo
 	stats  ReadStats
 
 	batch  KvBatch
@@ -477,19 +478,26 @@ func (r *KvSnapshotReader) open(entry *tableEntry, tb metadata.TableBucket, opts
 	if r.header, err = parseKvSnapHeader(hdr); err != nil {
 		return fmt.Errorf("KV snapshot %s: %w", r.snap.rel, err)
 	}
-	if r.header.tb != tb || r.header.id != r.snap.id || r.header.schemaID != entry.Info.SchemaID {
+	if r.header.tb != tb || r.header.id != r.snap.id || !knownSchema(&entry.Info, r.header.schemaID) {
 		return fmt.Errorf("%w: KV snapshot %s belongs to %s snapshot %d schema %d", metadata.ErrCorrupt, r.snap.rel, r.header.tb, r.header.id, r.header.schemaID)
 	}
 	r.pos = kvSnapHeaderSize
-	r.filter, r.types = opts.Filter, entry.types
+	r.filter, r.types, r.info = opts.Filter, entry.types, &entry.Info
 	if opts.Projection != nil && len(opts.Projection) == 0 {
 		r.empty = arrow.NewSchema(nil, nil)
 		return nil
 	}
-	if r.dec, err = logformat.NewRecordDecoder(entry.arrow, opts.Projection, r.mem); err != nil {
+	if r.dec, err = newBatchDecoders(entry, opts.Projection, r.mem); err != nil {
 		return fmt.Errorf("read KV snapshot %s: %w", r.snap.rel, err)
 	}
 	return nil
+}
+
+// knownSchema reports whether id is the schema id of info or of one of its
+// earlier schemas.
+func knownSchema(info *metadata.TableInfo, id int32) bool {
+	_, ok := info.SchemaColumns(id)
+	return ok
 }
 
 func (r *KvSnapshotReader) corrupt(why string) error {
@@ -580,6 +588,7 @@ func (r *KvSnapshotReader) step() (skipped bool, err error) {
 		if err != nil {
 			return false, fmt.Errorf("KV snapshot %s at byte %d: %w", r.snap.rel, bpos, err)
 		}
+		cols = pastStats(r.info, r.types, h, cols)
 		if !predicate.MaybeTest(r.filter, batchStats{rows: int64(h.RecordCount), cols: cols}) {
 			r.pos = bpos + h.Size()
 			r.chunks++
@@ -607,7 +616,7 @@ func (r *KvSnapshotReader) step() (skipped bool, err error) {
 		rec = array.NewRecordBatch(r.empty, nil, int64(len(keys)))
 	} else {
 		msg := memory.SliceBuffer(buf, d.RecordsOffset, len(d.Records))
-		rec, err = r.dec.Decode(msg)
+		rec, err = r.dec.Decode(h.SchemaID, msg, len(keys))
 		msg.Release()
 		if err != nil {
 			buf.Release()

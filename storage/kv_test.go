@@ -598,9 +598,10 @@ func TestRowValueCodec(t *testing.T) {
 		require.NoError(t, err, "column %d", i)
 		row[i] = v
 	}
+	schema3 := &metadata.TableInfo{SchemaID: 3}
 	enc, err := encodeRowValue(nil, 3, types, row)
 	require.NoError(t, err)
-	got, err := decodeRowValue(enc, 3, types)
+	got, err := decodeRowValue(enc, schema3, types)
 	require.NoError(t, err)
 	require.Len(t, got, len(row))
 	for i := range row {
@@ -608,17 +609,17 @@ func TestRowValueCodec(t *testing.T) {
 	}
 	require.True(t, rowsEqual(row, got))
 
-	_, err = decodeRowValue(enc, 4, types)
+	_, err = decodeRowValue(enc, &metadata.TableInfo{SchemaID: 4}, types)
 	require.ErrorIs(t, err, metadata.ErrCorrupt, "another schema id")
 	// Truncated or damaged bytes are errors, never panics.
 	for n := range len(enc) {
-		_, err := decodeRowValue(enc[:n], 3, types)
+		_, err := decodeRowValue(enc[:n], schema3, types)
 		require.ErrorIs(t, err, metadata.ErrCorrupt, "cut at %d", n)
 	}
 	for i := range enc {
 		bad := append([]byte(nil), enc...)
 		bad[i] ^= 0xFF
-		_, _ = decodeRowValue(bad, 3, types)
+		_, _ = decodeRowValue(bad, schema3, types)
 	}
 
 	// Decoding some columns steps over the others: each alone, and every
@@ -628,7 +629,7 @@ func TestRowValueCodec(t *testing.T) {
 		for _, c := range pick {
 			need[c] = true
 		}
-		got, err := decodeRowColumns(enc, 3, types, need)
+		got, err := decodeRowColumns(enc, schema3, types, need)
 		require.NoError(t, err, "columns %v", pick)
 		for i := range row {
 			if need[i] {
@@ -638,10 +639,33 @@ func TestRowValueCodec(t *testing.T) {
 			}
 		}
 		for n := range len(enc) {
-			_, err := decodeRowColumns(enc[:n], 3, types, need)
+			_, err := decodeRowColumns(enc[:n], schema3, types, need)
 			require.ErrorIs(t, err, metadata.ErrCorrupt, "columns %v: cut at %d", pick, n)
 		}
 	}
+
+	// A value written under an earlier schema holds its first columns: the
+	// ones it lacks read as NULL; an id the table never had, or an earlier
+	// schema wider than the current one, is corrupt.
+	past, err := encodeRowValue(nil, 2, types[:5], row[:5])
+	require.NoError(t, err)
+	evolved := &metadata.TableInfo{SchemaID: 3, PastSchemas: []metadata.PastSchema{{ID: 1, Columns: 2}, {ID: 2, Columns: 5}}}
+	got, err = decodeRowValue(past, evolved, types)
+	require.NoError(t, err)
+	for i := range row {
+		if i < 5 {
+			require.Zero(t, metadata.Compare(row[i], got[i]), "column %d", i)
+		} else {
+			require.Nil(t, got[i], "column %d, added after the value was written", i)
+		}
+	}
+	_, err = decodeRowValue(past, schema3, types)
+	require.ErrorIs(t, err, metadata.ErrCorrupt, "a schema id the table never had")
+	_, err = decodeRowValue(past, &metadata.TableInfo{SchemaID: 3, PastSchemas: []metadata.PastSchema{{ID: 2, Columns: 4}}}, types)
+	require.ErrorIs(t, err, metadata.ErrCorrupt, "more columns than the schema had")
+	_, err = decodeRowValue(enc, &metadata.TableInfo{SchemaID: 4, PastSchemas: []metadata.PastSchema{{ID: 3, Columns: len(types) + 1}}}, types)
+	require.ErrorIs(t, err, metadata.ErrCorrupt, "an earlier schema wider than the current one")
+
 }
 
 func TestConcurrentUpsertsSnapshotsAndLookups(t *testing.T) {

@@ -282,7 +282,7 @@ func (e *Engine) kvGetColumns(entry *tableEntry, key []byte, need []bool) ([]any
 		return nil, fmt.Errorf("read %s: KV store: %w", entry.Info.Path, err)
 	}
 	defer closer.Close()
-	row, err := decodeRowColumns(v, entry.Info.SchemaID, entry.types, need)
+	row, err := decodeRowColumns(v, &entry.Info, entry.types, need)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", entry.Info.Path, err)
 	}

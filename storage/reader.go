@@ -54,8 +54,9 @@ type LogReader struct {
 	stop  int64 // exclusive
 	opts  ReadOptions
 	types []metadata.DataType
+	info  *metadata.TableInfo
 	mem   memory.Allocator
-	dec   *logformat.RecordDecoder
+	dec   *batchDecoders
 	empty *arrow.Schema // the schema of a zero-column projection
 
 	seg int   // index into snap.segs
@@ -122,7 +123,7 @@ func (e *Engine) ReadLog(ctx context.Context, tb metadata.TableBucket, start, st
 // tablet (the zero snapshot for a bucket never written). The reader owns
 // the snapshot's segment references from then on, also when it fails.
 func newLogReader(entry *tableEntry, tb metadata.TableBucket, snap tabletSnapshot, start, stop int64, opts ReadOptions, mem memory.Allocator) (*LogReader, error) {
-	r := &LogReader{tb: tb, snap: snap, next: start, opts: opts, types: entry.types, mem: mem,
+	r := &LogReader{tb: tb, snap: snap, next: start, opts: opts, types: entry.types, info: &entry.Info, mem: mem,
 		head: make([]byte, headRead)}
 	if stop < 0 || stop > r.snap.hw {
 		stop = r.snap.hw
@@ -138,7 +139,7 @@ func newLogReader(entry *tableEntry, tb metadata.TableBucket, snap tabletSnapsho
 		return r, nil
 	}
 	var err error
-	if r.dec, err = logformat.NewRecordDecoder(entry.arrow, opts.Projection, r.mem); err != nil {
+	if r.dec, err = newBatchDecoders(entry, opts.Projection, r.mem); err != nil {
 		r.snap.release()
 		return nil, fmt.Errorf("read %s: %w", tb, err)
 	}
@@ -256,7 +257,7 @@ func (r *LogReader) step() (ok bool, err error) {
 	} else {
 		buf = batchPool.newBuffer(int(h.Size()))
 		raw = buf.Bytes()
-		partial = h.Size() >= partialReadMin && r.dec.Projects() && sv.seg.isVerified(r.pos)
+		partial = h.Size() >= partialReadMin && r.dec.Projects(h.SchemaID) && sv.seg.isVerified(r.pos)
 	}
 	fail := func(err error) (bool, error) {
 		if buf != nil {
@@ -299,7 +300,7 @@ func (r *LogReader) step() (ok bool, err error) {
 		rec = array.NewRecordBatch(r.empty, nil, int64(h.RecordCount))
 	} else {
 		msg := memory.SliceBuffer(buf, d.RecordsOffset, len(d.Records))
-		rec, err = r.dec.Decode(msg)
+		rec, err = r.dec.Decode(h.SchemaID, msg, int(h.RecordCount))
 		msg.Release()
 		if err != nil {
 			return fail(fmt.Errorf("%s at byte %d: %w", sv.seg.rel, r.pos, err))
@@ -369,7 +370,7 @@ func (r *LogReader) readProjected(sv segmentView, h logformat.Header, head, raw 
 	if err := read(records+8, records+prefix); err != nil {
 		return err
 	}
-	ranges, err := r.dec.BodyRanges(raw[records : records+prefix])
+	ranges, err := r.dec.BodyRanges(h.SchemaID, raw[records:records+prefix])
 	if err != nil {
 		return r.corrupt(sv, err.Error())
 	}
@@ -405,7 +406,26 @@ func (r *LogReader) skipByStats(sv segmentView, h logformat.Header, head []byte)
 	if err != nil {
 		return false, fmt.Errorf("%s at byte %d: %w", sv.seg.rel, r.pos, err)
 	}
+	stats = pastStats(r.info, r.types, h, stats)
 	return !predicate.MaybeTest(r.opts.Filter, batchStats{rows: int64(h.RecordCount), cols: stats}), nil
+}
+
+// pastStats completes the statistics of a batch of an earlier schema
+// than info's: every column the schema lacked is NULL in all its rows.
+func pastStats(info *metadata.TableInfo, types []metadata.DataType, h logformat.Header, stats []logformat.ColumnStats) []logformat.ColumnStats {
+	if int32(h.SchemaID) == info.SchemaID {
+		return stats
+	}
+	k, ok := info.SchemaColumns(int32(h.SchemaID))
+	if !ok {
+		return stats // the decode reports it
+	}
+	for c := k; c < len(types); c++ {
+		if logformat.SupportsStats(types[c]) {
+			stats = append(stats, logformat.ColumnStats{Column: c, NullCount: int64(h.RecordCount)})
+		}
+	}
+	return stats
 }
 
 func (r *LogReader) corrupt(sv segmentView, why string) error {

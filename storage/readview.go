@@ -343,7 +343,7 @@ func (v *ReadView) getColumns(entry *tableEntry, key []byte, need []bool) ([]any
 	if val == nil {
 		return nil, nil
 	}
-	row, err := decodeRowColumns(val, entry.Info.SchemaID, entry.types, need)
+	row, err := decodeRowColumns(val, &entry.Info, entry.types, need)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", entry.Info.Path, err)
 	}
