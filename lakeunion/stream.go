@@ -42,6 +42,11 @@ type StreamOptions struct {
 	// the first Next without any), before the stream reads the log: what
 	// pins their state can let go then.
 	StateRead func()
+	// Dropped, when set, reports whether a partition of the table was
+	// dropped. A state split of one that fails with ErrNotFound ends
+	// there, with the rows it returned, and its buckets leave the stream,
+	// as the log read of a dropped partition's bucket does.
+	Dropped func(partitionID int64) bool
 }
 
 // Stream is a subscription read as a scan's output: the records have the
@@ -130,6 +135,9 @@ func (s *Stream) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		if s.reader == nil {
 			s.split, s.snapshot = s.snapshot[0], s.snapshot[1:]
 			r, err := OpenSplitFrom(ctx, s.src, s.table, s.split, s.opts.Options)
+			if s.droppedUnder(err) {
+				continue
+			}
 			if err != nil {
 				return nil, s.fail(err)
 			}
@@ -142,7 +150,7 @@ func (s *Stream) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		err := s.reader.Err()
 		s.reader.Release()
 		s.reader = nil
-		if err != nil {
+		if err != nil && !s.droppedUnder(err) {
 			return nil, s.fail(err)
 		}
 	}
@@ -175,6 +183,17 @@ func (s *Stream) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	}
 	s.cur = rec
 	return rec, nil
+}
+
+// droppedUnder reports whether err, from reading the current state
+// split, says its partition was dropped meanwhile (see
+// StreamOptions.Dropped).
+func (s *Stream) droppedUnder(err error) bool {
+	if err == nil || s.opts.Dropped == nil || !errors.Is(err, metadata.ErrNotFound) {
+		return false
+	}
+	tb := s.split.Bucket()
+	return tb.PartitionID != metadata.NonPartitioned && s.opts.Dropped(tb.PartitionID)
 }
 
 func (s *Stream) fail(err error) error {

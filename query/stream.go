@@ -129,6 +129,9 @@ func (s *Session) planStream(ctx context.Context, sp *sqlplan.SelectPlan, req St
 		// The view and the KV snapshots of a full start are let go once
 		// its state is read.
 		StateRead: st.unpin,
+		Dropped: func(partitionID int64) bool {
+			return s.Engine.DroppedPartition(sp.Table.TableID, partitionID)
+		},
 	}
 	mode := req.Mode
 	if mode == "" {

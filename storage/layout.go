@@ -122,6 +122,22 @@ func (e *Engine) DroppedTable(id int64) bool {
 	return cat.droppedTable(id)
 }
 
+// DroppedPartition reports whether partitionID is a partition of table
+// tableID that was dropped (or the table was): readers that planned before
+// the drop end that partition's reads rather than fail.
+func (e *Engine) DroppedPartition(tableID, partitionID int64) bool {
+	cat, err := e.readLock()
+	if err != nil {
+		return false
+	}
+	defer e.mu.RUnlock()
+	t := cat.byID[tableID]
+	if t == nil {
+		return cat.droppedTable(tableID)
+	}
+	return cat.droppedPartition(t, partitionID)
+}
+
 // checkNewDirectory is Open's check of a directory without catalog.json:
 // it is a new database only when it holds nothing the engine writes.
 func (e *Engine) checkNewDirectory() error {
