@@ -108,7 +108,7 @@ func TestBinlogRefusals(t *testing.T) {
 		"SELECT * FROM `ev$binlog`": "$binlog is only supported for primary-key tables, and fluss.ev is a log table (read ev$changelog)",
 		"SELECT * FROM `w$binlog`":  "writes the 'WAL' changelog image ('table.changelog.image'), whose updates have no update_before image to pair with",
 		"SELECT /*+ OPTIONS('scan.max-records-per-split' = '10') */ * FROM `u$binlog`": "a binlog read reads each bucket as one split",
-		"SELECT * FROM `u$binlogs`": "$binlogs is no virtual table (known: $changelog, $binlog, $lake)",
+		"SELECT * FROM `u$binlogs`": "$binlogs is no virtual table (known: $changelog, $binlog, $lake, $lake$snapshots)",
 	} {
 		rows, err := db.Query(q)
 		if err == nil {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -169,12 +170,29 @@ func (e *duckEngine) appendBulk(ctx context.Context, g gen, rows int) (time.Dura
 	return time.Since(start), err
 }
 
-// lakeCount counts the rows of the Parquet files under dir.
+// lakeCount counts the rows of the lake under dir as an outside engine
+// reads it correctly: for each table, the files its newest snapshot lists
+// in <table id>/snapshots/files.csv (a glob of every Parquet file would
+// also read the files older snapshots keep).
 func (e *duckEngine) lakeCount(ctx context.Context, dir string) (rows, files int64, err error) {
-	glob := dir + "/**/*.parquet"
-	if err := e.sqlDB.QueryRowContext(ctx, `SELECT count(*) FROM read_parquet(?)`, glob).Scan(&rows); err != nil {
+	lists, err := filepath.Glob(filepath.Join(dir, "*", "snapshots", "files.csv"))
+	if err != nil {
 		return 0, 0, err
 	}
-	err = e.sqlDB.QueryRowContext(ctx, `SELECT count(*) FROM glob(?)`, glob).Scan(&files)
-	return rows, files, err
+	conn, err := e.sqlDB.Conn(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer conn.Close()
+	for _, list := range lists {
+		if _, err := conn.ExecContext(ctx, `SET VARIABLE lake_files = (SELECT list(path) FROM read_csv(?, header = true))`, list); err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", list, err)
+		}
+		var n, f int64
+		if err := conn.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT filename) FROM read_parquet(getvariable('lake_files'), union_by_name = true, filename = true)`).Scan(&n, &f); err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", list, err)
+		}
+		rows, files = rows+n, files+f
+	}
+	return rows, files, nil
 }

@@ -50,10 +50,13 @@ func (l *Lake) isDir(rel string) bool {
 	return err == nil
 }
 
-// isManifestFile reports whether name is a manifest or the temporary
-// file of one.
+// isManifestFile reports whether name is a manifest, the file list or the
+// temporary file of one.
 func isManifestFile(name string) bool {
 	base, _ := strings.CutSuffix(name, ".tmp")
+	if base == FileListName {
+		return true
+	}
 	id, err := strconv.ParseInt(strings.TrimSuffix(base, ".json"), 10, 64)
 	return err == nil && id >= 0 && manifestName(id) == base
 }

@@ -22,11 +22,14 @@ const (
 	FaultRename
 	// FaultCreate is FS.Create.
 	FaultCreate
+	// FaultRemove is FS.Remove. It is not in FaultAll, the calls that
+	// write.
+	FaultRemove
 
 	FaultAll = FaultWrite | FaultSync | FaultRename | FaultCreate
 )
 
-var faultOpNames = map[FaultOp]string{FaultWrite: "write", FaultSync: "sync", FaultRename: "rename", FaultCreate: "create"}
+var faultOpNames = map[FaultOp]string{FaultWrite: "write", FaultSync: "sync", FaultRename: "rename", FaultCreate: "create", FaultRemove: "remove"}
 
 // String names the kind ("write"); a mask of several is "mixed".
 func (op FaultOp) String() string {
@@ -44,7 +47,7 @@ type FaultFS struct {
 	FS
 	calls atomic.Int64
 	// kindCalls counts the calls of each armed kind, by bit position.
-	kindCalls [4]atomic.Int64
+	kindCalls [5]atomic.Int64
 	fired     atomic.Bool
 	mu        struct {
 		sync.Mutex // guards the fields below
@@ -130,6 +133,13 @@ func (f *FaultFS) Rename(oldname, newname string) error {
 		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: err}
 	}
 	return f.FS.Rename(oldname, newname)
+}
+
+func (f *FaultFS) Remove(name string) error {
+	if err := f.hit(FaultRemove, name); err != nil {
+		return &fs.PathError{Op: "remove", Path: name, Err: err}
+	}
+	return f.FS.Remove(name)
 }
 
 func (f *FaultFS) SyncDir(name string) error {

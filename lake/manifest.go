@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
@@ -256,6 +257,50 @@ func (l *Lake) Commit(ctx context.Context, m Manifest) error {
 	l.mu.Lock()
 	l.mu.manifests[m.TableID] = m
 	l.mu.Unlock()
+	if err := l.writeFileList(m); err != nil {
+		// The snapshot is committed; only outside readers miss the list
+		// until the next commit writes it.
+		l.opts.Logger.Warn("lake: could not write the file list", "table", m.TableID, "snapshot", m.SnapshotID, "err", err)
+	}
+	return nil
+}
+
+// FileListName is the name, in a table's snapshots directory, of the list
+// of its newest snapshot's data files, for engines that read the lake from
+// outside (see writeFileList).
+const FileListName = "files.csv"
+
+// FileListPath is the path, relative to the lake root, of a table's file
+// list.
+func FileListPath(tableID int64) string { return path.Join(snapshotsDir(tableID), FileListName) }
+
+// writeFileList writes, beside the manifests, the data files of snapshot
+// m, newly committed, as CSV: path (as the file system names it),
+// snapshot_id, partition, bucket and rows per file. Reading exactly these
+// files reads the snapshot; a glob of the data directory also reads files
+// older snapshots kept, which hold superseded rows. It replaces the list
+// whole (a temporary file renamed over it).
+func (l *Lake) writeFileList(m Manifest) error {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	w.Write([]string{"path", "snapshot_id", "partition", "bucket", "rows"})
+	for _, f := range m.Files {
+		w.Write([]string{l.abs(f.Path), strconv.FormatInt(m.SnapshotID, 10), f.PartitionName, strconv.Itoa(int(f.Bucket)), strconv.FormatInt(f.RowCount, 10)})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return err
+	}
+	final := l.abs(FileListPath(m.TableID))
+	tmp := final + ".tmp"
+	if err := l.writeFile(tmp, []byte(b.String())); err != nil {
+		l.fs.Remove(tmp)
+		return err
+	}
+	if err := l.fs.Rename(tmp, final); err != nil {
+		l.fs.Remove(tmp)
+		return err
+	}
 	return nil
 }
 

@@ -71,7 +71,7 @@ func TestManifestCommit(t *testing.T) {
 	for _, n := range names {
 		listed = append(listed, n.Name())
 	}
-	require.Equal(t, []string{manifestName(1), manifestName(2), manifestName(3)}, listed)
+	require.Equal(t, []string{manifestName(1), manifestName(2), manifestName(3), FileListName}, listed)
 	got, _, err = l.LatestManifest(bg, table.TableID)
 	require.NoError(t, err)
 	require.Equal(t, int64(3), got.SnapshotID)

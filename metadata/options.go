@@ -18,6 +18,7 @@ const (
 	OptDatalakeEnabled           = "table.datalake.enabled"
 	OptDatalakeFormat            = "table.datalake.format"
 	OptDatalakeFreshness         = "table.datalake.freshness"
+	OptDatalakeRetention         = "table.datalake.snapshot.retention"
 	OptLogTTL                    = "table.log.ttl"
 	OptMergeEngine               = "table.merge-engine"
 	OptVersionColumn             = "table.merge-engine.versioned.ver-column"
@@ -39,7 +40,7 @@ const (
 // error message shows them.
 var knownOptions = []string{
 	OptBucketNum, OptBucketKey, OptLogFormat, OptLogCompression,
-	OptDatalakeEnabled, OptDatalakeFormat, OptDatalakeFreshness, OptLogTTL,
+	OptDatalakeEnabled, OptDatalakeFormat, OptDatalakeFreshness, OptDatalakeRetention, OptLogTTL,
 	OptMergeEngine, OptVersionColumn, OptStatisticsColumns, OptChangelogImage,
 	OptAutoPartitionEnabled, OptAutoPartitionKey, OptAutoPartitionTimeUnit,
 	OptAutoPartitionNumPrecreate, OptAutoPartitionNumRetention, OptAutoPartitionTimeZone,
@@ -50,7 +51,7 @@ var knownOptions = []string{
 // steer background work (tiering, retention, statistics of new batches)
 // and never how existing data is laid out.
 var alterableOptions = []string{
-	OptDatalakeEnabled, OptDatalakeFormat, OptDatalakeFreshness, OptLogTTL,
+	OptDatalakeEnabled, OptDatalakeFormat, OptDatalakeFreshness, OptDatalakeRetention, OptLogTTL,
 	OptStatisticsColumns, OptAutoPartitionEnabled, OptAutoPartitionNumPrecreate, OptAutoPartitionNumRetention,
 	OptKvSnapshotInterval,
 }
@@ -65,6 +66,7 @@ func KnownOptions() []string { return slices.Clone(knownOptions) }
 const (
 	DefaultLogTTL           = 7 * 24 * time.Hour
 	DefaultFreshness        = 3 * time.Minute
+	DefaultLakeRetention    = 10
 	DefaultCompression      = "NONE"
 	DefaultDatalakeFormat   = "parquet"
 	DefaultChangelogImage   = "FULL"
@@ -104,9 +106,13 @@ type TableConfig struct {
 	DatalakeEnabled bool
 	DatalakeFormat  string        // "parquet" when the lake is enabled or the option set, else ""
 	Freshness       time.Duration // tiering cadence
-	LogTTL          time.Duration // 0: never expire
-	MergeEngine     MergeEngine
-	VersionColumn   string
+	// LakeRetention is how many of the newest lake snapshots are kept
+	// (with the readable one and any a read view pins); older ones are
+	// expired and the files only they list removed.
+	LakeRetention int
+	LogTTL        time.Duration // 0: never expire
+	MergeEngine   MergeEngine
+	VersionColumn string
 	// StatisticsColumns are the columns whose min, max and null count each
 	// record batch carries. Nil means the default (every column whose type
 	// supports statistics); an empty non-nil slice disables statistics.
@@ -230,6 +236,7 @@ func ParseTableConfig(opts map[string]string) (TableConfig, error) {
 		LogFormat:      LogFormatArrow,
 		Compression:    DefaultCompression,
 		Freshness:      DefaultFreshness,
+		LakeRetention:  DefaultLakeRetention,
 		LogTTL:         DefaultLogTTL,
 		ChangelogImage: DefaultChangelogImage,
 		AutoPartition: AutoPartition{
@@ -281,6 +288,12 @@ func ParseTableConfig(opts map[string]string) (TableConfig, error) {
 			if cfg.Freshness, err = ParseDuration(tv); err != nil || cfg.Freshness == 0 {
 				return cfg, bad("must be a positive duration such as 3 min")
 			}
+		case OptDatalakeRetention:
+			n, err := strconv.Atoi(tv)
+			if err != nil || n < 1 {
+				return cfg, bad("must be a whole number of snapshots, at least 1")
+			}
+			cfg.LakeRetention = n
 		case OptLogTTL:
 			if cfg.LogTTL, err = ParseDuration(tv); err != nil {
 				return cfg, bad("must be a duration such as 7 d (0 keeps the log forever)")

@@ -46,6 +46,7 @@ func TestParseTableConfigDefaults(t *testing.T) {
 		LogFormat:      LogFormatArrow,
 		Compression:    "NONE",
 		Freshness:      3 * time.Minute,
+		LakeRetention:  10,
 		LogTTL:         7 * 24 * time.Hour,
 		ChangelogImage: "FULL",
 		AutoPartition:  AutoPartition{TimeUnit: "DAY", NumPrecreate: 2, NumRetention: 7},
@@ -59,6 +60,7 @@ func TestParseTableConfig(t *testing.T) {
 		OptLogCompression:            "lz4_frame",
 		OptDatalakeEnabled:           "TRUE",
 		OptDatalakeFreshness:         "30 s",
+		OptDatalakeRetention:         "4",
 		OptLogTTL:                    "0",
 		OptMergeEngine:               "FIRST_ROW",
 		OptStatisticsColumns:         " a, b ,",
@@ -78,6 +80,7 @@ func TestParseTableConfig(t *testing.T) {
 	require.True(t, cfg.DatalakeEnabled)
 	require.Equal(t, "parquet", cfg.DatalakeFormat)
 	require.Equal(t, 30*time.Second, cfg.Freshness)
+	require.Equal(t, 4, cfg.LakeRetention)
 	require.Equal(t, time.Duration(0), cfg.LogTTL)
 	require.Equal(t, MergeFirstRow, cfg.MergeEngine)
 	require.Equal(t, []string{"a", "b"}, cfg.StatisticsColumns)
@@ -107,6 +110,8 @@ func TestParseTableConfigErrors(t *testing.T) {
 		{map[string]string{OptDatalakeEnabled: "yes"}, ErrInvalidOption, `table.datalake.enabled = "yes"`},
 		{map[string]string{OptDatalakeFormat: "paimon"}, ErrInvalidOption, "the only lake format is parquet"},
 		{map[string]string{OptDatalakeFreshness: "0"}, ErrInvalidOption, "positive duration"},
+		{map[string]string{OptDatalakeRetention: "0"}, ErrInvalidOption, "at least 1"},
+		{map[string]string{OptDatalakeRetention: "ten"}, ErrInvalidOption, "table.datalake.snapshot.retention"},
 		{map[string]string{OptLogTTL: "forever"}, ErrInvalidOption, `table.log.ttl = "forever"`},
 		{map[string]string{OptMergeEngine: "last_row"}, ErrInvalidOption, "first_row, versioned or aggregation"},
 		{map[string]string{"fields.v.agg": "rbm32"}, ErrUnsupported, "bitmap aggregate function rbm32 is not supported"},

@@ -145,7 +145,13 @@ func infoSchemaInfo(path metadata.TablePath) (metadata.TableInfo, bool) {
 // filter, aggregation, projection and ordering run over it as over any
 // scan.
 func (s *Session) openInfoSchema(ctx context.Context, sp *sqlplan.SelectPlan) (exec.Operator, error) {
-	rows, err := s.infoSchemaData(ctx, sp.Table.Path.Table)
+	var rows [][]any
+	var err error
+	if sp.Virtual == sqlplan.VirtualLakeSnapshots {
+		rows, err = s.lakeSnapshotRows(ctx, &sp.Base)
+	} else {
+		rows, err = s.infoSchemaData(ctx, sp.Table.Path.Table)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -404,4 +410,40 @@ func referencedKey(ctx context.Context, s *Session, fk metadata.ForeignKey) any 
 		}
 	}
 	return nil
+}
+
+// lakeSnapshotRows are the rows of `t$lake$snapshots` (see
+// sqlplan.LakeSnapshotsTable): the snapshots the lake keeps, oldest
+// first.
+func (s *Session) lakeSnapshotRows(ctx context.Context, table *metadata.TableInfo) ([][]any, error) {
+	if s.Lake == nil {
+		return nil, nil
+	}
+	readable, hasReadable, err := s.Engine.ReadableLakeSnapshot(ctx, table.Path)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := s.Lake.Manifests(ctx, table.TableID)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([][]any, 0, len(ms))
+	for _, m := range ms {
+		var n, size int64
+		for _, f := range m.Files {
+			n += f.RowCount
+			size += f.SizeBytes
+		}
+		offsets := make([]string, len(m.TieredOffsets))
+		for i, o := range m.TieredOffsets {
+			if o.PartitionName != "" {
+				offsets[i] = o.PartitionName + "/" + strconv.Itoa(int(o.Bucket)) + ":" + strconv.FormatInt(o.Offset, 10)
+			} else {
+				offsets[i] = strconv.Itoa(int(o.Bucket)) + ":" + strconv.FormatInt(o.Offset, 10)
+			}
+		}
+		rows = append(rows, []any{m.SnapshotID, m.CommittedAt.UTC(), int64(len(m.Files)), n, size,
+			strings.Join(offsets, ", "), hasReadable && readable.SnapshotID == m.SnapshotID})
+	}
+	return rows, nil
 }

@@ -28,9 +28,11 @@ import (
 // in MySQL: ORMs (GORM's HasTable and ColumnTypes) and tools query it.
 const InfoSchemaDB = "information_schema"
 
-// IsInfoSchema reports whether a bound SELECT reads information_schema.
+// IsInfoSchema reports whether a bound SELECT reads information_schema,
+// or a table's `t$lake$snapshots`: tables answered in memory from the
+// catalog and the lake's manifests, never planned as a scan.
 func IsInfoSchema(sp *sqlplan.SelectPlan) bool {
-	return sp.From && sp.Table.Path.Database == InfoSchemaDB
+	return sp.From && (sp.Table.Path.Database == InfoSchemaDB || sp.Virtual == sqlplan.VirtualLakeSnapshots)
 }
 
 // Session runs one statement of a connection: it binds the statement
@@ -513,6 +515,9 @@ func (s *Session) scanOptions(hints map[string]string) map[string]string {
 func (s *Session) Explain(ctx context.Context, sp *sqlplan.SelectPlan) ([]string, error) {
 	if !sp.From {
 		return []string{"Values: 1 row (no FROM)"}, nil
+	}
+	if sp.Virtual == sqlplan.VirtualLakeSnapshots {
+		return []string{fmt.Sprintf("LakeSnapshots: [%s]", sp.Base.Path)}, nil
 	}
 	if IsInfoSchema(sp) {
 		return []string{fmt.Sprintf("InformationSchema: [%s]", sp.Table.Path)}, nil

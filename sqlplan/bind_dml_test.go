@@ -357,7 +357,7 @@ func TestBindChangelog(t *testing.T) {
 		sentinel error
 		want     string
 	}{
-		{"SELECT * FROM `orders$nope`", metadata.ErrNotFound, "table fluss.orders$nope does not exist: $nope is no virtual table (known: $changelog, $binlog, $lake)"},
+		{"SELECT * FROM `orders$nope`", metadata.ErrNotFound, "table fluss.orders$nope does not exist: $nope is no virtual table (known: $changelog, $binlog, $lake, $lake$snapshots)"},
 		{"SELECT * FROM `orders$`", metadata.ErrNotFound, "table fluss.orders$ does not exist: $ is no virtual table"},
 		{"SELECT * FROM `nope$changelog`", metadata.ErrNotFound, "table fluss.nope does not exist"},
 		{"SELECT * FROM `orders$lake`", metadata.ErrUnsupported, "fluss.orders$lake: table fluss.orders is not lake-enabled"},

@@ -20,7 +20,34 @@ const (
 	// VirtualBinlog is SelectPlan.Virtual for `t$binlog`: a primary-key
 	// table's changes, an update's two images in one row.
 	VirtualBinlog = "binlog"
+	// VirtualLakeSnapshots is SelectPlan.Virtual for `t$lake$snapshots`:
+	// one row per lake snapshot the lake keeps (LakeSnapshotsTable).
+	VirtualLakeSnapshots = "lake$snapshots"
 )
+
+// LakeSnapshotsTable returns the virtual table `t$lake$snapshots` of
+// base, a lake-enabled table: one row per snapshot the lake keeps, with
+// snapshot_id BIGINT, committed_at TIMESTAMP_LTZ(3), files BIGINT (the
+// data files it lists), rows BIGINT, bytes BIGINT, tiered_offsets STRING
+// ("partition/bucket:offset" per bucket, comma-separated; "bucket:offset"
+// without partitions) and readable BOOLEAN (the snapshot readers plan
+// from). It has no keys.
+func LakeSnapshotsTable(base metadata.TableInfo) metadata.TableInfo {
+	out := base
+	out.Path.Table = base.Path.Table + "$" + VirtualLakeSnapshots
+	out.Schema = metadata.Schema{Columns: []metadata.Column{
+		{Name: "snapshot_id", Type: metadata.BigIntType(), NotNull: true, ID: -1},
+		{Name: "committed_at", Type: metadata.TimestampLTZType(3), NotNull: true, ID: -2},
+		{Name: "files", Type: metadata.BigIntType(), NotNull: true, ID: -3},
+		{Name: "rows", Type: metadata.BigIntType(), NotNull: true, ID: -4},
+		{Name: "bytes", Type: metadata.BigIntType(), NotNull: true, ID: -5},
+		{Name: "tiered_offsets", Type: metadata.StringType(), NotNull: true, ID: -6},
+		{Name: "readable", Type: metadata.BooleanType(), NotNull: true, ID: -7},
+	}}
+	out.PartitionKeys, out.BucketKeys, out.Indexes, out.ForeignKeys, out.PastSchemas = nil, nil, nil, nil, nil
+	out.Options, out.Config = nil, metadata.TableConfig{}
+	return out
+}
 
 // Names of the ROW columns of `t$binlog`, after its metadata columns.
 const (
@@ -116,13 +143,20 @@ func resolveRead(ctx context.Context, cat Catalog, path metadata.TablePath, curr
 		plan.Table = info
 		return err
 	}
-	if suffix != VirtualChangelog && suffix != VirtualLake && suffix != VirtualBinlog {
-		return errorf(metadata.ErrNotFound, "table %s does not exist: $%s is no virtual table (known: $%s, $%s, $%s)",
-			path, suffix, VirtualChangelog, VirtualBinlog, VirtualLake)
+	if suffix != VirtualChangelog && suffix != VirtualLake && suffix != VirtualBinlog && suffix != VirtualLakeSnapshots {
+		return errorf(metadata.ErrNotFound, "table %s does not exist: $%s is no virtual table (known: $%s, $%s, $%s, $%s)",
+			path, suffix, VirtualChangelog, VirtualBinlog, VirtualLake, VirtualLakeSnapshots)
 	}
 	base, err := resolveTable(ctx, cat, metadata.TablePath{Database: path.Database, Table: baseName}, currentDB)
 	if err != nil {
 		return err
+	}
+	if suffix == VirtualLakeSnapshots {
+		if !base.Config.DatalakeEnabled {
+			return errorf(metadata.ErrUnsupported, "%s: table %s is not lake-enabled (set 'table.datalake.enabled' = 'true')", path, base.Path)
+		}
+		plan.Virtual, plan.Base, plan.Table = VirtualLakeSnapshots, base, LakeSnapshotsTable(base)
+		return nil
 	}
 	if suffix == VirtualLake {
 		if !base.Config.DatalakeEnabled {

@@ -136,3 +136,26 @@ func (e *Engine) ReadableLakeSnapshot(ctx context.Context, path metadata.TablePa
 	}
 	return t.Lake.snapshot(t.Info.TableID), true, nil
 }
+
+// PinnedLakeSnapshots returns the ids of the table's lake snapshots that
+// open read views hold (each view keeps the readable snapshot of its cut),
+// ascending and without repeats: a query reading through such a view may
+// still open the files they list, so the lake keeps them (lake.Expire).
+// It takes the engine's lock shared, as a cut does, so a view being cut
+// is either listed or holds the snapshot readable now.
+func (e *Engine) PinnedLakeSnapshots(tableID int64) []int64 {
+	if _, err := e.readLock(); err != nil {
+		return nil
+	}
+	defer e.mu.RUnlock()
+	e.views.mu.Lock()
+	defer e.views.mu.Unlock()
+	var ids []int64
+	for v := range e.views.open {
+		if r := v.lake[tableID]; r != nil {
+			ids = append(ids, r.SnapshotID)
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}

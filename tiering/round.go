@@ -185,6 +185,7 @@ func (r *round) run() (id int64, err error) {
 		}
 		return 0, fmt.Errorf("record lake snapshot %d (committed to the lake; recovery records it): %w", r.id, err)
 	}
+	r.s.expire(r.ctx, r.info, r.id)
 	return r.id, nil
 }
 

@@ -354,3 +354,19 @@ func (s *Service) tierDue(ctx context.Context, last map[int64]time.Time) {
 		}
 	}
 }
+
+// expire removes the table's lake snapshots beyond its
+// table.datalake.snapshot.retention and the files only they list,
+// keeping the readable one and those open read views pin (lake.Expire).
+// A failure is logged: the snapshots stay for the next round.
+func (s *Service) expire(ctx context.Context, info *metadata.TableInfo, readable int64) {
+	keep := append(s.eng.PinnedLakeSnapshots(info.TableID), readable)
+	res, err := s.lk.Expire(context.WithoutCancel(ctx), info.TableID, info.Config.LakeRetention, keep)
+	if err != nil {
+		s.opts.Logger.Error("lake snapshot expiry failed", "table", info.Path.String(), "err", err)
+		return
+	}
+	if len(res.Snapshots) > 0 || res.Files > 0 {
+		s.opts.Logger.Info("lake snapshots expired", "table", info.Path.String(), "snapshots", len(res.Snapshots), "files", res.Files, "bytes", res.Bytes)
+	}
+}
