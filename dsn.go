@@ -203,7 +203,7 @@ func (c *Config) set(key, v string) error {
 		}
 		c.Location = loc
 	case dsnSegmentBytes:
-		n, err := parseBytes(v)
+		n, err := metadata.ParseByteSize(v)
 		if err != nil || n < 1<<10 || n > 1<<40 {
 			return bad("a size between 1kb and 1tb, such as 64mb")
 		}
@@ -221,7 +221,7 @@ func (c *Config) set(key, v string) error {
 		}
 		c.Threads = n
 	case dsnMemoryLimit:
-		n, err := parseBytes(v)
+		n, err := metadata.ParseByteSize(v)
 		if err != nil || n < 1<<20 || n > 1<<50 {
 			return bad("a size of at least 1mb, such as 512mb or 4gb")
 		}
@@ -230,28 +230,6 @@ func (c *Config) set(key, v string) error {
 		return dsnError("unknown option %q (known: %s)", key, strings.Join(dsnKeys, ", "))
 	}
 	return nil
-}
-
-// parseBytes reads a byte size: a plain number or one with a kb, mb, gb or
-// tb suffix (powers of 1024).
-func parseBytes(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		m      int64
-	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"tb", 1 << 40}, {"b", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			mult = u.m
-			t = strings.TrimSpace(strings.TrimSuffix(t, u.suffix))
-			break
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n < 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("bad size %q", s)
-	}
-	return n * mult, nil
 }
 
 func dsnError(format string, args ...any) error {

@@ -138,3 +138,42 @@ func TestLakeSnapshotsTable(t *testing.T) {
 	_, err = db.Exec("INSERT INTO `lg$lake$snapshots` VALUES (1)")
 	require.Error(t, err)
 }
+
+// A log table tiered round after round keeps few files: four small ones
+// of a size class are rewritten into one, with the same rows, offsets and
+// commit times; a target below the files' size turns it off.
+func TestLakeCompactsSmallLogFiles(t *testing.T) {
+	for _, c := range []struct {
+		target  string
+		maxFile int64
+	}{{"128 mb", 4}, {"1 kb", 13}} {
+		t.Run(c.target, func(t *testing.T) {
+			db, _ := openDB(t, "tiering=off")
+			mustExec(t, db, `CREATE TABLE lg (id BIGINT, s STRING) WITH ('table.datalake.enabled' = 'true', 'bucket.num' = '1',
+				'table.datalake.compaction.target-file-size' = '`+c.target+`')`)
+			want := [][]any{}
+			for r := range 13 {
+				mustExec(t, db, `INSERT INTO lg VALUES (?, 'x'), (?, 'y')`, 2*r, 2*r+1)
+				want = append(want, []any{int64(2 * r), "x"}, []any{int64(2*r + 1), "y"})
+				queryAll(t, db, `CALL sys.tier('lg')`)
+				got := queryAll(t, db, "SELECT id, s FROM `lg$lake` ORDER BY id")
+				require.Equal(t, want, got, "round %d", r)
+			}
+			var files int64
+			require.NoError(t, db.QueryRow("SELECT files FROM `lg$lake$snapshots` WHERE readable").Scan(&files))
+			require.LessOrEqual(t, files, c.maxFile)
+			if c.maxFile < 13 {
+				require.Less(t, files, int64(13), "compacted")
+			} else {
+				require.Equal(t, int64(13), files, "nothing below the target")
+			}
+			// The offsets and commit times are the log's.
+			lake := queryAll(t, db, "SELECT id FROM `lg$lake` WHERE id >= 20 ORDER BY id")
+			require.Len(t, lake, 6)
+			require.Equal(t, [][]any{{int64(26)}}, queryAll(t, db, `SELECT count(*) FROM lg`))
+		})
+	}
+	db, _ := openDB(t)
+	_, err := db.Exec(`CREATE TABLE bad (id BIGINT) WITH ('table.datalake.compaction.target-file-size' = '10')`)
+	require.ErrorContains(t, err, "at least 1 kb")
+}

@@ -19,6 +19,7 @@ const (
 	OptDatalakeFormat            = "table.datalake.format"
 	OptDatalakeFreshness         = "table.datalake.freshness"
 	OptDatalakeRetention         = "table.datalake.snapshot.retention"
+	OptDatalakeTargetFileSize    = "table.datalake.compaction.target-file-size"
 	OptLogTTL                    = "table.log.ttl"
 	OptMergeEngine               = "table.merge-engine"
 	OptVersionColumn             = "table.merge-engine.versioned.ver-column"
@@ -40,7 +41,7 @@ const (
 // error message shows them.
 var knownOptions = []string{
 	OptBucketNum, OptBucketKey, OptLogFormat, OptLogCompression,
-	OptDatalakeEnabled, OptDatalakeFormat, OptDatalakeFreshness, OptDatalakeRetention, OptLogTTL,
+	OptDatalakeEnabled, OptDatalakeFormat, OptDatalakeFreshness, OptDatalakeRetention, OptDatalakeTargetFileSize, OptLogTTL,
 	OptMergeEngine, OptVersionColumn, OptStatisticsColumns, OptChangelogImage,
 	OptAutoPartitionEnabled, OptAutoPartitionKey, OptAutoPartitionTimeUnit,
 	OptAutoPartitionNumPrecreate, OptAutoPartitionNumRetention, OptAutoPartitionTimeZone,
@@ -51,7 +52,7 @@ var knownOptions = []string{
 // steer background work (tiering, retention, statistics of new batches)
 // and never how existing data is laid out.
 var alterableOptions = []string{
-	OptDatalakeEnabled, OptDatalakeFormat, OptDatalakeFreshness, OptDatalakeRetention, OptLogTTL,
+	OptDatalakeEnabled, OptDatalakeFormat, OptDatalakeFreshness, OptDatalakeRetention, OptDatalakeTargetFileSize, OptLogTTL,
 	OptStatisticsColumns, OptAutoPartitionEnabled, OptAutoPartitionNumPrecreate, OptAutoPartitionNumRetention,
 	OptKvSnapshotInterval,
 }
@@ -64,14 +65,17 @@ func KnownOptions() []string { return slices.Clone(knownOptions) }
 // ships it over a network, so record batches are left uncompressed unless
 // the table asks for ZSTD or LZ4_FRAME.
 const (
-	DefaultLogTTL           = 7 * 24 * time.Hour
-	DefaultFreshness        = 3 * time.Minute
-	DefaultLakeRetention    = 10
-	DefaultCompression      = "NONE"
-	DefaultDatalakeFormat   = "parquet"
-	DefaultChangelogImage   = "FULL"
-	DefaultAutoPartitionNum = 2 // num-precreate
-	DefaultRetentionNum     = 7 // num-retention
+	DefaultLogTTL        = 7 * 24 * time.Hour
+	DefaultFreshness     = 3 * time.Minute
+	DefaultLakeRetention = 10
+	// DefaultLakeTargetFileSize is the compaction target of a log
+	// table's lake files.
+	DefaultLakeTargetFileSize = 128 << 20
+	DefaultCompression        = "NONE"
+	DefaultDatalakeFormat     = "parquet"
+	DefaultChangelogImage     = "FULL"
+	DefaultAutoPartitionNum   = 2 // num-precreate
+	DefaultRetentionNum       = 7 // num-retention
 )
 
 // MaxBuckets is the most buckets a table or partition may have.
@@ -110,9 +114,13 @@ type TableConfig struct {
 	// (with the readable one and any a read view pins); older ones are
 	// expired and the files only they list removed.
 	LakeRetention int
-	LogTTL        time.Duration // 0: never expire
-	MergeEngine   MergeEngine
-	VersionColumn string
+	// LakeTargetFileSize is the size a log table's lake files are
+	// compacted towards: files below it are merged, four of a size class
+	// at a time, by the rounds that tier their bucket.
+	LakeTargetFileSize int64
+	LogTTL             time.Duration // 0: never expire
+	MergeEngine        MergeEngine
+	VersionColumn      string
 	// StatisticsColumns are the columns whose min, max and null count each
 	// record batch carries. Nil means the default (every column whose type
 	// supports statistics); an empty non-nil slice disables statistics.
@@ -233,12 +241,13 @@ func ParseDuration(s string) (time.Duration, error) {
 // NewTableInfo.
 func ParseTableConfig(opts map[string]string) (TableConfig, error) {
 	cfg := TableConfig{
-		LogFormat:      LogFormatArrow,
-		Compression:    DefaultCompression,
-		Freshness:      DefaultFreshness,
-		LakeRetention:  DefaultLakeRetention,
-		LogTTL:         DefaultLogTTL,
-		ChangelogImage: DefaultChangelogImage,
+		LogFormat:          LogFormatArrow,
+		Compression:        DefaultCompression,
+		Freshness:          DefaultFreshness,
+		LakeRetention:      DefaultLakeRetention,
+		LakeTargetFileSize: DefaultLakeTargetFileSize,
+		LogTTL:             DefaultLogTTL,
+		ChangelogImage:     DefaultChangelogImage,
 		AutoPartition: AutoPartition{
 			TimeUnit:     "DAY",
 			NumPrecreate: DefaultAutoPartitionNum,
@@ -294,6 +303,12 @@ func ParseTableConfig(opts map[string]string) (TableConfig, error) {
 				return cfg, bad("must be a whole number of snapshots, at least 1")
 			}
 			cfg.LakeRetention = n
+		case OptDatalakeTargetFileSize:
+			n, err := ParseByteSize(tv)
+			if err != nil || n < 1<<10 {
+				return cfg, bad("must be a size of at least 1 kb, such as 128 mb")
+			}
+			cfg.LakeTargetFileSize = n
 		case OptLogTTL:
 			if cfg.LogTTL, err = ParseDuration(tv); err != nil {
 				return cfg, bad("must be a duration such as 7 d (0 keeps the log forever)")
@@ -428,4 +443,27 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// ParseByteSize reads a byte size: a plain number or one with a b, kb,
+// mb, gb or tb suffix (powers of 1024, any case, a space allowed before
+// it).
+func ParseByteSize(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"tb", 1 << 40}, {"b", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			mult = u.m
+			t = strings.TrimSpace(strings.TrimSuffix(t, u.suffix))
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return n * mult, nil
 }

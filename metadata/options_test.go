@@ -43,13 +43,14 @@ func TestParseTableConfigDefaults(t *testing.T) {
 	cfg, err := ParseTableConfig(nil)
 	require.NoError(t, err)
 	require.Equal(t, TableConfig{
-		LogFormat:      LogFormatArrow,
-		Compression:    "NONE",
-		Freshness:      3 * time.Minute,
-		LakeRetention:  10,
-		LogTTL:         7 * 24 * time.Hour,
-		ChangelogImage: "FULL",
-		AutoPartition:  AutoPartition{TimeUnit: "DAY", NumPrecreate: 2, NumRetention: 7},
+		LogFormat:          LogFormatArrow,
+		Compression:        "NONE",
+		Freshness:          3 * time.Minute,
+		LakeRetention:      10,
+		LakeTargetFileSize: 128 << 20,
+		LogTTL:             7 * 24 * time.Hour,
+		ChangelogImage:     "FULL",
+		AutoPartition:      AutoPartition{TimeUnit: "DAY", NumPrecreate: 2, NumRetention: 7},
 	}, cfg)
 	require.Nil(t, cfg.StatisticsColumns)
 }
@@ -111,6 +112,8 @@ func TestParseTableConfigErrors(t *testing.T) {
 		{map[string]string{OptDatalakeFormat: "paimon"}, ErrInvalidOption, "the only lake format is parquet"},
 		{map[string]string{OptDatalakeFreshness: "0"}, ErrInvalidOption, "positive duration"},
 		{map[string]string{OptDatalakeRetention: "0"}, ErrInvalidOption, "at least 1"},
+		{map[string]string{OptDatalakeTargetFileSize: "12"}, ErrInvalidOption, "at least 1 kb"},
+		{map[string]string{OptDatalakeTargetFileSize: "big"}, ErrInvalidOption, "table.datalake.compaction.target-file-size"},
 		{map[string]string{OptDatalakeRetention: "ten"}, ErrInvalidOption, "table.datalake.snapshot.retention"},
 		{map[string]string{OptLogTTL: "forever"}, ErrInvalidOption, `table.log.ttl = "forever"`},
 		{map[string]string{OptMergeEngine: "last_row"}, ErrInvalidOption, "first_row, versioned or aggregation"},

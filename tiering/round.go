@@ -257,6 +257,9 @@ func (r *round) tierBucket(p part, tb metadata.TableBucket, logStart, stop int64
 	}
 	res.files = append(slices.Clone(files), added...)
 	res.changed = true
+	if res.files, _, err = r.compactLog(p, tb.Bucket, res.files); err != nil {
+		return bucketResult{}, err
+	}
 	return res, nil
 }
 
