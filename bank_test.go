@@ -213,9 +213,6 @@ func runBank(t *testing.T, forUpdate bool) {
 		require.Equal(t, want, got)
 	}
 	check(db)
-	require.NoError(t, db.Close())
-	db2, err := sql.Open("fluss", dsn)
-	require.NoError(t, err)
-	defer db2.Close()
+	db2 := reopenDB(t, db, dsn)
 	check(db2)
 }

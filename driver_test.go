@@ -31,6 +31,16 @@ func openDB(t *testing.T, opts ...string) (*sql.DB, string) {
 	return db, dsn
 }
 
+// reopenDB closes db and opens dsn again, closed at the end of the test.
+func reopenDB(t *testing.T, db *sql.DB, dsn string) *sql.DB {
+	t.Helper()
+	require.NoError(t, db.Close())
+	db2, err := sql.Open("fluss", dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { db2.Close() })
+	return db2
+}
+
 func mustExec(t *testing.T, db *sql.DB, q string, args ...any) sql.Result {
 	t.Helper()
 	res, err := db.Exec(q, args...)
@@ -88,11 +98,7 @@ func TestCreateInsertSelectAndReopen(t *testing.T) {
 		require.Equal(t, want, got)
 	}
 	check(db)
-	require.NoError(t, db.Close())
-
-	db2, err := sql.Open("fluss", dsn)
-	require.NoError(t, err)
-	defer db2.Close()
+	db2 := reopenDB(t, db, dsn)
 	check(db2)
 	// Rows spread round-robin over the 3 buckets: every bucket has a split.
 	plan := queryAll(t, db2, `EXPLAIN SELECT id FROM events`)

@@ -55,10 +55,7 @@ func TestAddColumnReadsEverySchema(t *testing.T) {
 	queryAll(t, db, `CALL sys.tier('lg')`)
 	queryAll(t, db, `CALL sys.tier('kv')`)
 	check(db)
-	require.NoError(t, db.Close())
-	db2, err := sql.Open("fluss", dsn)
-	require.NoError(t, err)
-	defer db2.Close()
+	db2 := reopenDB(t, db, dsn)
 	check(db2)
 }
 

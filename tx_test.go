@@ -316,10 +316,7 @@ func TestTxCommitAtomicAcrossPartitionsAndTables(t *testing.T) {
 				require.Equal(t, want, txRows(t, db, `SELECT k, v FROM kv`))
 			}
 			check(db)
-			require.NoError(t, db.Close())
-			db2, err := sql.Open("fluss", dsn)
-			require.NoError(t, err)
-			defer db2.Close()
+			db2 := reopenDB(t, db, dsn)
 			check(db2)
 		})
 	}
