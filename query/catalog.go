@@ -17,6 +17,9 @@ import (
 // engine's tables and views, plus the information_schema tables.
 type sessionCatalog struct {
 	eng *storage.Engine
+	// view, when set, is the transaction's read view: tables bind in the
+	// shape they had at its cut (storage.ReadView.Shape).
+	view *storage.ReadView
 	// vars answers @@name; nil where no variable may be read (a view's
 	// query, which must not depend on the connection).
 	vars *Variables
@@ -43,7 +46,11 @@ func (c sessionCatalog) TableInfo(ctx context.Context, path metadata.TablePath) 
 		return metadata.TableInfo{}, fmt.Errorf("information_schema has no table %s (known: %s): %w",
 			path.Table, strings.Join(slices.Sorted(maps.Keys(infoSchemaTables)), ", "), metadata.ErrNotFound)
 	}
-	return c.eng.TableInfo(ctx, path)
+	info, err := c.eng.TableInfo(ctx, path)
+	if err != nil {
+		return info, err
+	}
+	return c.view.Shape(info), nil
 }
 
 // View makes the catalog a sqlplan.ViewCatalog, so binding expands
@@ -66,13 +73,18 @@ func (c sessionCatalog) View(ctx context.Context, path metadata.TablePath) (meta
 // engine's tables, the target among them (a view or information_schema
 // is no target), and the views their subqueries may read.
 type writeCatalog struct {
-	eng *storage.Engine
+	eng  *storage.Engine
+	view *storage.ReadView // as sessionCatalog's
 }
 
 var _ sqlplan.ViewCatalog = writeCatalog{}
 
 func (c writeCatalog) TableInfo(ctx context.Context, path metadata.TablePath) (metadata.TableInfo, error) {
-	return c.eng.TableInfo(ctx, path)
+	info, err := c.eng.TableInfo(ctx, path)
+	if err != nil {
+		return info, err
+	}
+	return c.view.Shape(info), nil
 }
 
 func (c writeCatalog) View(ctx context.Context, path metadata.TablePath) (metadata.ViewInfo, bool, error) {

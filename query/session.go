@@ -108,7 +108,7 @@ var _ Reader = (*Session)(nil)
 
 // catalog is the catalog the session's statements bind against.
 func (s *Session) catalog() sessionCatalog {
-	return sessionCatalog{eng: s.Engine, vars: s.variables()}
+	return sessionCatalog{eng: s.Engine, view: s.View, vars: s.variables()}
 }
 
 // variables are the session's variables, the defaults when it has none.
@@ -634,7 +634,9 @@ func (s *Session) open(ctx context.Context, p *scanPlan, q exec.Query) (exec.Ope
 		}
 		var rows [][]any
 		if found {
-			rows = [][]any{row}
+			// A table bound in the shape of a transaction's cut has a
+			// prefix of the columns the row holds (ReadView.Shape).
+			rows = [][]any{row[:min(len(row), len(table.Schema.Columns))]}
 		}
 		all := make([]int, len(table.Schema.Columns))
 		for i := range all {

@@ -107,7 +107,7 @@ func (s *Session) update(ctx context.Context, u *sqlplan.Update, args []sqlplan.
 	if n, ok, err := s.updateKept(ctx, u, args); ok {
 		return n, err
 	}
-	plan, err := sqlplan.BindUpdate(ctx, u, writeCatalog{s.Engine}, s.Database, args)
+	plan, err := sqlplan.BindUpdate(ctx, u, writeCatalog{eng: s.Engine, view: s.View}, s.Database, args)
 	if err != nil {
 		return 0, err
 	}
@@ -163,7 +163,7 @@ func (s *Session) update(ctx context.Context, u *sqlplan.Update, args []sqlplan.
 // of their keys; in a transaction, a read at its view and a buffered
 // delete.
 func (s *Session) delete(ctx context.Context, d *sqlplan.Delete, args []sqlplan.Arg) (int64, error) {
-	plan, err := sqlplan.BindDelete(ctx, d, writeCatalog{s.Engine}, s.Database, args)
+	plan, err := sqlplan.BindDelete(ctx, d, writeCatalog{eng: s.Engine, view: s.View}, s.Database, args)
 	if err != nil {
 		return 0, err
 	}

@@ -44,6 +44,8 @@ type ReadView struct {
 	// tabs lists the tablets at the cut; logs[i] is the range of
 	// tabs.list[i].
 	tabs *tabletIndex
+	// cat is the catalog at the cut: the tables' schemas then (Shape).
+	cat  *catalog
 	logs []viewLog
 	kv   map[metadata.TableBucket]viewKv
 	lake map[int64]*lakeRecord
@@ -140,7 +142,7 @@ func (e *Engine) readView(ctx context.Context, write bool) (*ReadView, error) {
 	// its tablets before it takes cutMu, so a tablet missing from the
 	// list has no commit in the view.
 	e.tabletsMu.Lock()
-	v := &ReadView{e: e, tabs: e.tabletIndexLocked(), write: write}
+	v := &ReadView{e: e, tabs: e.tabletIndexLocked(), write: write, cat: cat}
 	e.tabletsMu.Unlock()
 	v.logs = make([]viewLog, len(v.tabs.list))
 	for i, t := range v.tabs.list {
@@ -370,7 +372,9 @@ func (v *ReadView) Lookup(ctx context.Context, path metadata.TablePath, keyRow [
 	if !info.HasPrimaryKey() {
 		return nil, false, fmt.Errorf("%w: table %s has no primary key: lookups need a primary-key table", metadata.ErrUnsupported, path)
 	}
-	if len(keyRow) != len(info.Schema.Columns) {
+	if len(keyRow) != len(info.Schema.Columns) && !hasPastWidth(info, len(keyRow)) {
+		// A key row of an earlier schema (a statement bound in the shape
+		// of a view's cut) holds the key columns all the same.
 		return nil, false, fmt.Errorf("%w: lookup key row has %d values, table %s has %d columns", metadata.ErrInvalidValue, len(keyRow), path, len(info.Schema.Columns))
 	}
 	pk := info.PrimaryKeyIndexes()
@@ -1019,4 +1023,23 @@ func (k *DeltaKeyer) Key(value func(c int) any) ([]byte, error) {
 // key is Key of a full-schema row.
 func (k *DeltaKeyer) key(row []any) ([]byte, error) {
 	return k.Key(func(c int) any { return row[c] })
+}
+
+// Shape returns info, a table's current info, with the schema the table
+// had at the view's cut when a column was added since (ALTER TABLE ...
+// ADD COLUMN): a transaction binds its statements against it and so
+// reads the table in the shape it had when it began. Every reader reads
+// the current schema, of which that one is a prefix, so a read bound to
+// it sees the same rows. info is returned as it is for a table the view
+// does not know (created since) or whose schema has not changed.
+func (v *ReadView) Shape(info metadata.TableInfo) metadata.TableInfo {
+	if v == nil || v.cat == nil {
+		return info
+	}
+	then := v.cat.byID[info.TableID]
+	if then == nil || then.Info.SchemaID == info.SchemaID {
+		return info
+	}
+	info.Schema, info.SchemaID, info.PastSchemas = then.Info.Schema, then.Info.SchemaID, then.Info.PastSchemas
+	return info
 }
