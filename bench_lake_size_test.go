@@ -13,19 +13,26 @@ import (
 
 // BenchmarkKeyTableLakeSize tiers a key table of FLUSS_BENCH_ROWS rows
 // (default 100,000) in 4 buckets 100 times, 10% of the rows updated
-// before each round, with the default snapshot retention, and reports the
-// size of the lake on disk at the end against the size of the readable
-// snapshot (MB-lake, MB-snapshot): without expiry the lake would hold
-// every round's files.
+// before each round, with the default snapshot retention (10) and with 1,
+// and reports the size of the lake on disk at the end against the size of
+// the readable snapshot (MB-lake, MB-snapshot): without expiry the lake
+// would hold every round's files. A round rewrites every bucket it
+// changes, so the lake holds about retention snapshots' worth.
 //
 //	go test -run X -bench BenchmarkKeyTableLakeSize -benchtime 1x .
 func BenchmarkKeyTableLakeSize(b *testing.B) {
 	n := benchRows(b, 100_000)
+	for _, retention := range []int{10, 1} {
+		b.Run(fmt.Sprintf("retention=%d", retention), func(b *testing.B) { benchLakeSize(b, n, retention) })
+	}
+}
+
+func benchLakeSize(b *testing.B, n, retention int) {
 	for range b.N {
 		dir := filepath.Join(b.TempDir(), "db")
 		db, err := sql.Open("fluss", dir+"?tiering=off&sync=off")
 		require.NoError(b, err)
-		_, err = db.Exec(`CREATE TABLE kv (id BIGINT, v BIGINT, s STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('table.datalake.enabled' = 'true', 'bucket.num' = '4')`)
+		_, err = db.Exec(`CREATE TABLE kv (id BIGINT, v BIGINT, s STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('table.datalake.enabled' = 'true', 'bucket.num' = '4', 'table.datalake.snapshot.retention' = '` + fmt.Sprint(retention) + `')`)
 		require.NoError(b, err)
 		for lo := 0; lo < n; lo += 1000 {
 			var vals []string
