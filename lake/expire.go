@@ -62,6 +62,12 @@ func (l *Lake) Expire(ctx context.Context, tableID int64, retain int, keep []int
 		}
 		res.Snapshots = append(res.Snapshots, id)
 	}
+	if len(res.Snapshots) == 0 && l.sweptOnce(tableID) {
+		// Nothing expired, and the files were swept since this lake
+		// opened: no file lost its last manifest (a crash's leftovers are
+		// swept by the first call).
+		return res, nil
+	}
 	if len(res.Snapshots) > 0 && l.opts.Sync {
 		if err := l.fs.SyncDir(l.abs(snapshotsDir(tableID))); err != nil {
 			return res, fmt.Errorf("lake: expire snapshots of table %d: %w", tableID, err)
@@ -100,7 +106,18 @@ func (l *Lake) Expire(ctx context.Context, tableID int64, retain int, keep []int
 	if err != nil {
 		return res, fmt.Errorf("lake: expire files of table %d: %w", tableID, err)
 	}
+	l.mu.Lock()
+	l.mu.swept[tableID] = true
+	l.mu.Unlock()
 	return res, nil
+}
+
+// sweptOnce reports whether Expire swept the table's files since the lake
+// opened.
+func (l *Lake) sweptOnce(tableID int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.swept[tableID]
 }
 
 // eachDataFile calls f with the relative path of every data file of the

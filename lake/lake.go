@@ -33,6 +33,9 @@ type Lake struct {
 		// fileSeq is the next <n> of a data file name, per directory and
 		// snapshot id.
 		fileSeq map[string]int
+		// swept marks the tables whose data files Expire swept since the
+		// lake opened.
+		swept map[int64]bool
 	}
 
 	// rowGroupsRead counts the Parquet row groups readers decoded; tests
@@ -63,6 +66,7 @@ func Open(opts Options) (*Lake, error) {
 	}
 	l.mu.manifests = map[int64]Manifest{}
 	l.mu.fileSeq = map[string]int{}
+	l.mu.swept = map[int64]bool{}
 	return l, nil
 }
 
