@@ -65,20 +65,21 @@ func TestAddColumnRules(t *testing.T) {
 	db, _ := openDB(t)
 	mustExec(t, db, `CREATE TABLE t (id BIGINT, s STRING, PRIMARY KEY (id) NOT ENFORCED)`)
 	for q, want := range map[string]string{
-		`ALTER TABLE t ADD COLUMN s INT`:              "Column s already exists.",
-		`ALTER TABLE t ADD COLUMN S INT`:              "Column S already exists.",
-		`ALTER TABLE t ADD a INT, ADD a BIGINT`:       "Column a already exists.",
-		`ALTER TABLE t ADD COLUMN n INT NOT NULL`:     "Column n must be nullable.",
-		`ALTER TABLE t ADD COLUMN n INT FIRST`:        "Only support addColumn column at last now.",
-		`ALTER TABLE t ADD COLUMN n INT AFTER id`:     "Only support addColumn column at last now.",
-		`ALTER TABLE t DROP COLUMN s`:                 "Not support drop column now.",
-		`ALTER TABLE t MODIFY COLUMN s BIGINT`:        "Not support modify column now.",
-		`ALTER TABLE t RENAME COLUMN s TO u`:          "Not support rename column now.",
-		`ALTER TABLE t ADD COLUMN _change_type INT`:   "reserved for system columns",
-		`ALTER TABLE nope ADD COLUMN n INT`:           "nope",
-		`ALTER TABLE t ADD COLUMN n INT DEFAULT 1`:    "takes no DEFAULT",
-		`ALTER TABLE t ADD COLUMN n INT PRIMARY KEY`:  "Column n must be nullable.",
-		`ALTER TABLE t ADD COLUMN n INT, ADD s2 NOPE`: "NOPE",
+		`ALTER TABLE t ADD COLUMN s INT`:                                 "Column s already exists.",
+		`ALTER TABLE t ADD COLUMN S INT`:                                 "Column S already exists.",
+		`ALTER TABLE t ADD a INT, ADD a BIGINT`:                          "Column a already exists.",
+		`ALTER TABLE t ADD COLUMN n INT NOT NULL`:                        "Column n must be nullable.",
+		`ALTER TABLE t ADD COLUMN n INT FIRST`:                           "Only support addColumn column at last now.",
+		`ALTER TABLE t ADD COLUMN n INT AFTER id`:                        "Only support addColumn column at last now.",
+		`ALTER TABLE t DROP COLUMN s`:                                    "Not support drop column now.",
+		`ALTER TABLE t MODIFY COLUMN s BIGINT`:                           "Not support modify column now.",
+		`ALTER TABLE t RENAME COLUMN s TO u`:                             "Not support rename column now.",
+		`ALTER TABLE t ADD COLUMN _change_type INT`:                      "reserved for system columns",
+		`ALTER TABLE nope ADD COLUMN n INT`:                              "nope",
+		`ALTER TABLE t ADD COLUMN n TIMESTAMP DEFAULT CURRENT_TIMESTAMP`: "cannot default to CURRENT_TIMESTAMP",
+		`ALTER TABLE t ADD COLUMN n INT DEFAULT 'x'`:                     "DEFAULT 'x'",
+		`ALTER TABLE t ADD COLUMN n INT PRIMARY KEY`:                     "Column n must be nullable.",
+		`ALTER TABLE t ADD COLUMN n INT, ADD s2 NOPE`:                    "NOPE",
 	} {
 		_, err := db.Exec(q)
 		require.ErrorContains(t, err, want, q)
@@ -394,4 +395,47 @@ type preparedQuerier struct{ st *sql.Stmt }
 
 func (p preparedQuerier) QueryContext(ctx context.Context, _ string, args ...any) (*sql.Rows, error) {
 	return p.st.QueryContext(ctx, args...)
+}
+
+// An added column with a constant DEFAULT reads it in the rows stored
+// before, from every place they are kept, and may then be NOT NULL, as
+// MySQL allows; filters on it skip or keep the old rows by that value.
+func TestAddColumnDefault(t *testing.T) {
+	db, dsn := openDB(t, "tiering=off")
+	mustExec(t, db, `CREATE TABLE lg (id BIGINT) WITH ('table.datalake.enabled' = 'true')`)
+	mustExec(t, db, `CREATE TABLE kv (id BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ('table.datalake.enabled' = 'true')`)
+	mustExec(t, db, `INSERT INTO lg VALUES (1), (2)`)
+	mustExec(t, db, `INSERT INTO kv VALUES (1), (2)`)
+	queryAll(t, db, `CALL sys.tier('lg')`)
+	queryAll(t, db, `CALL sys.tier('kv')`)
+	mustExec(t, db, `INSERT INTO lg VALUES (3)`)
+	mustExec(t, db, `INSERT INTO kv VALUES (3)`)
+	queryAll(t, db, `CALL sys.kv_snapshot('kv')`)
+	mustExec(t, db, `ALTER TABLE lg ADD COLUMN n BIGINT NOT NULL DEFAULT 7, ADD s STRING DEFAULT 'none'`)
+	mustExec(t, db, `ALTER TABLE kv ADD COLUMN n BIGINT NOT NULL DEFAULT 7, ADD s STRING DEFAULT 'none'`)
+	mustExec(t, db, `INSERT INTO lg VALUES (4, 40, 'x')`)
+	mustExec(t, db, `INSERT INTO lg (id) VALUES (5)`)
+	mustExec(t, db, `INSERT INTO kv VALUES (4, 40, 'x')`)
+	mustExec(t, db, `INSERT INTO kv (id) VALUES (5)`)
+	_, err := db.Exec(`INSERT INTO kv VALUES (6, NULL, 'y')`)
+	require.ErrorContains(t, err, "NOT NULL")
+
+	check := func(db *sql.DB) {
+		t.Helper()
+		want := [][]any{{int64(1), int64(7), "none"}, {int64(2), int64(7), "none"}, {int64(3), int64(7), "none"}, {int64(4), int64(40), "x"}, {int64(5), int64(7), "none"}}
+		require.Equal(t, want, queryAll(t, db, `SELECT id, n, s FROM lg ORDER BY id`))
+		require.Equal(t, want, queryAll(t, db, `SELECT id, n, s FROM kv ORDER BY id`))
+		require.Equal(t, [][]any{{int64(1), int64(7), "none"}}, queryAll(t, db, `SELECT * FROM kv WHERE id = 1`))
+		require.Equal(t, [][]any{{int64(4)}}, queryAll(t, db, `SELECT count(*) FROM lg WHERE n = 7`))
+		require.Equal(t, [][]any{{int64(4)}}, queryAll(t, db, `SELECT id FROM lg WHERE n = 40`))
+		require.Equal(t, [][]any{{int64(0)}}, queryAll(t, db, `SELECT count(*) FROM kv WHERE n IS NULL`))
+	}
+	check(db)
+	queryAll(t, db, `CALL sys.tier('lg')`)
+	queryAll(t, db, `CALL sys.tier('kv')`)
+	check(db)
+	db2 := reopenDB(t, db, dsn)
+	check(db2)
+	show := queryAll(t, db2, `SHOW CREATE TABLE kv`)[0][1].(string)
+	require.Contains(t, show, "DEFAULT 7")
 }

@@ -24,6 +24,7 @@ type PatronV2 struct {
 	Name     string `gorm:"size:64"`
 	Nickname *string
 	Visits   *int64
+	Level    int64 `gorm:"not null;default:1"`
 }
 
 func (PatronV2) TableName() string { return "patrons" }
@@ -39,7 +40,7 @@ func TestGormAutoMigrateAddsColumns(t *testing.T) {
 
 	require.NoError(t, db.AutoMigrate(&PatronV2{}))
 	changes := schemaChanges(log.take())
-	require.Len(t, changes, 2, "%q", changes)
+	require.Len(t, changes, 3, "%q", changes)
 	for _, q := range changes {
 		require.Contains(t, q, "ALTER TABLE")
 		require.Contains(t, q, "ADD")
@@ -52,6 +53,7 @@ func TestGormAutoMigrateAddsColumns(t *testing.T) {
 	require.Equal(t, "ada", got[0].Name)
 	require.Nil(t, got[0].Nickname)
 	require.Nil(t, got[0].Visits)
+	require.Equal(t, int64(1), got[0].Level, "the default, in a row stored before the column")
 	require.Equal(t, "bob", *got[1].Nickname)
 	require.Equal(t, int64(3), *got[1].Visits)
 

@@ -221,7 +221,11 @@ func (pf *parquetFile) groupStats(table *metadata.TableInfo, rg int, cols []int)
 	s := statsFor(pf.md, rg, table, cols, pf.leaf, pf.nanCols, func(col int) bool { return pf.allEmpty || pf.emptyCols[col] })
 	for _, c := range cols {
 		if c >= 0 && c < len(pf.missing) && pf.missing[c] {
-			s.cols[c] = colStats{nulls: s.rows, nullsKnown: true}
+			if v := pf.cols[c].PadValue(); v != nil && pf.cols[c].Type.StatsSupported() {
+				s.cols[c] = colStats{min: v, max: v, nullsKnown: true}
+			} else {
+				s.cols[c] = colStats{nulls: s.rows, nullsKnown: true}
+			}
 		}
 	}
 	return s

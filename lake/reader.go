@@ -282,15 +282,31 @@ func (s *fileStream) nextBatch(ctx context.Context) (b *batch, ok bool, err erro
 }
 
 // nullMissing gives b the columns the plan needs that the file lacks
-// (added to the table after it was written): NULL in every row.
+// (added to the table after it was written): their pad value in every
+// row, NULL or the column's default (metadata.Column.PadValue).
 func (s *fileStream) nullMissing(b *batch) {
 	if len(s.read) == len(s.plan.need) {
 		return
 	}
 	for _, c := range s.plan.need {
-		if s.pf.missing[c] {
-			b.cols[c] = array.MakeArrayOfNull(s.plan.mem, s.pf.cols[c].Type.ArrowType(), b.rows)
+		if !s.pf.missing[c] {
+			continue
 		}
+		col := s.pf.cols[c]
+		v := col.PadValue()
+		if v == nil {
+			b.cols[c] = array.MakeArrayOfNull(s.plan.mem, col.Type.ArrowType(), b.rows)
+			continue
+		}
+		ab := array.NewBuilder(s.plan.mem, col.Type.ArrowType())
+		ab.Reserve(b.rows)
+		for range b.rows {
+			if err := metadata.AppendValue(ab, col.Type, v); err != nil {
+				panic(err) // a default checked when the column was added; recovered as corrupt
+			}
+		}
+		b.cols[c] = ab.NewArray()
+		ab.Release()
 	}
 }
 

@@ -138,3 +138,18 @@ func (s Schema) DefaultRow(now time.Time, loc *time.Location) ([]any, error) {
 	}
 	return row, nil
 }
+
+// PadValue is what a row stored before column c was added (ALTER TABLE
+// ... ADD COLUMN) reads in it: the column's constant default, as MySQL
+// fills the rows it has, or NULL. An added column cannot default to the
+// current time (AddColumns refuses it).
+func (c Column) PadValue() any {
+	if c.Default == nil || c.Default.Expr != "" {
+		return nil
+	}
+	v, err := c.DefaultValue(time.Time{}, time.UTC)
+	if err != nil {
+		return nil // checked when the column was added
+	}
+	return v
+}

@@ -726,7 +726,9 @@ func AlterOptions(t TableInfo, set map[string]string) (TableInfo, error) {
 // AddColumns returns t with cols added at the end of its schema under a
 // new schema id, the old schema kept in PastSchemas, as Fluss evolves a
 // schema: only nullable columns, only at the end, under names the table
-// does not have (Fluss's error texts). Each column gets the next column
+// does not have (Fluss's error texts). A column may have a constant
+// DEFAULT, which the rows stored before read (Column.PadValue), and may
+// then be NOT NULL, as MySQL allows. Each column gets the next column
 // id.
 func AddColumns(t TableInfo, cols []Column) (TableInfo, error) {
 	if len(cols) == 0 {
@@ -742,11 +744,16 @@ func AddColumns(t TableInfo, cols []Column) (TableInfo, error) {
 		if out.Schema.ColumnIndex(c.Name) >= 0 {
 			return TableInfo{}, fmt.Errorf("%w: Column %s already exists.", ErrExists, c.Name)
 		}
-		if c.NotNull {
+		if c.Default.IsCurrentTimestamp() {
+			return TableInfo{}, fmt.Errorf("%w: column %s added by ALTER TABLE cannot default to %s: the rows stored have no time of their own to take", ErrUnsupported, c.Name, c.Default.Expr)
+		}
+		if c.NotNull && c.Default == nil {
+			// Fluss's rule; a constant default gives the rows stored a
+			// value, so NOT NULL holds for them too, as MySQL allows.
 			return TableInfo{}, fmt.Errorf("%w: Column %s must be nullable.", ErrUnsupported, c.Name)
 		}
-		if c.Default != nil {
-			return TableInfo{}, fmt.Errorf("%w: column %s added by ALTER TABLE takes no DEFAULT: the rows stored already read NULL there", ErrUnsupported, c.Name)
+		if err := validateDefault(c); err != nil {
+			return TableInfo{}, err
 		}
 		if c.Name == "" {
 			return TableInfo{}, fmt.Errorf("%w: ALTER TABLE %s adds a column with no name", ErrInvalidTable, t.Path)

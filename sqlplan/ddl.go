@@ -625,8 +625,9 @@ func (p *parser) alter() (Statement, error) {
 // addColumns reads the columns of ALTER TABLE t ADD [COLUMN] c TYPE
 // [, ADD [COLUMN] c2 TYPE ...], or MySQL's ADD [COLUMN] (c TYPE, ...),
 // after the first ADD. Fluss adds only nullable columns, only at the end:
-// NOT NULL, a key, AUTO_INCREMENT, a DEFAULT, FIRST and AFTER are refused
-// (in Fluss's words where it has them).
+// NOT NULL (unless a DEFAULT gives the rows stored a value), a key,
+// AUTO_INCREMENT, FIRST and AFTER are refused (in Fluss's words where it
+// has them).
 func (p *parser) addColumns(path metadata.TablePath) (Statement, error) {
 	st := &AddColumn{Table: path}
 	for {
@@ -677,12 +678,8 @@ func (p *parser) addColumn(st *AddColumn) error {
 		return &PosError{Pos: colTok.pos, Err: errorf(metadata.ErrUnsupported,
 			"column %s added by ALTER TABLE cannot be AUTO_INCREMENT", quoteIdent(col.Name))}
 	}
-	if col.NotNull || attrs.pk {
+	if col.NotNull && col.Default == nil || attrs.pk {
 		return &PosError{Pos: colTok.pos, Err: errorf(metadata.ErrUnsupported, "Column %s must be nullable.", col.Name)}
-	}
-	if col.Default != nil {
-		return &PosError{Pos: colTok.pos, Err: errorf(metadata.ErrUnsupported,
-			"column %s added by ALTER TABLE takes no DEFAULT: the rows stored already read NULL there", quoteIdent(col.Name))}
 	}
 	if t := p.peek(); p.isKeyword(t, "FIRST") || p.isKeyword(t, "AFTER") {
 		return &PosError{Pos: t.pos, Err: errorf(metadata.ErrUnsupported, "Only support addColumn column at last now.")}

@@ -79,10 +79,14 @@ func routeRows(info *metadata.TableInfo, rows [][]any, only []int, trusted bool)
 		}
 		vals := make([]any, len(cols))
 		for c, col := range cols {
-			if skip != nil && skip[c] || c >= len(row) {
+			if skip != nil && skip[c] {
+				continue
+			}
+			if c >= len(row) {
 				// A row of an earlier schema (a write prepared before
 				// ADD COLUMN) lacks the columns added since: NULL there,
-				// as Fluss pads it.
+				// as Fluss pads it, or the column's default.
+				vals[c] = col.PadValue()
 				continue
 			}
 			if trusted && (row[c] != nil || !col.NotNull) && canonicalKind(col.Type, row[c]) {

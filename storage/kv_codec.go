@@ -336,7 +336,7 @@ func decodeRowValue(b []byte, info *metadata.TableInfo, types []metadata.DataTyp
 // all the same.
 func decodeRowColumns(b []byte, info *metadata.TableInfo, types []metadata.DataType, need []bool) ([]any, error) {
 	row := make([]any, len(types))
-	err := decodeColumns(b, info, len(types), func(d *rowDecoder, i int, null bool) {
+	have, err := decodeColumns(b, info, len(types), func(d *rowDecoder, i int, null bool) {
 		switch {
 		case null:
 		case need == nil || need[i]:
@@ -348,6 +348,11 @@ func decodeRowColumns(b []byte, info *metadata.TableInfo, types []metadata.DataT
 	if err != nil {
 		return nil, err
 	}
+	for i := have; i < len(types); i++ {
+		if need == nil || need[i] {
+			row[i] = padValue(info, i)
+		}
+	}
 	return row, nil
 }
 
@@ -357,7 +362,7 @@ func decodeRowColumns(b []byte, info *metadata.TableInfo, types []metadata.DataT
 // types go straight into their builders. On an error rb holds part of
 // the row and must be discarded.
 func appendRowColumns(rb *array.RecordBuilder, b []byte, info *metadata.TableInfo, types []metadata.DataType, need []bool) error {
-	return decodeColumns(b, info, len(types), func(d *rowDecoder, i int, null bool) {
+	have, err := decodeColumns(b, info, len(types), func(d *rowDecoder, i int, null bool) {
 		fb := rb.Field(i)
 		switch {
 		case null:
@@ -371,46 +376,62 @@ func appendRowColumns(rb *array.RecordBuilder, b []byte, info *metadata.TableInf
 			fb.AppendNull()
 		}
 	})
+	if err != nil {
+		return err
+	}
+	for i := have; i < len(types); i++ {
+		v := any(nil)
+		if need == nil || need[i] {
+			v = padValue(info, i)
+		}
+		if err := metadata.AppendValue(rb.Field(i), types[i], v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // decodeColumns reads the header of a row value of the table info
 // describes, of n columns, checking its schema id, and calls col for each
 // column, which reads the column's value unless it is NULL; then it
 // checks that nothing follows. A value written under an earlier schema
-// holds its first columns only (see metadata.PastSchema): col is called
-// with null true for the others.
-func decodeColumns(b []byte, info *metadata.TableInfo, n int, col func(d *rowDecoder, i int, null bool)) error {
+// holds its first columns only (see metadata.PastSchema): have is how
+// many it holds, col is called for those, and the caller gives the others
+// their metadata.Column.PadValue.
+func decodeColumns(b []byte, info *metadata.TableInfo, n int, col func(d *rowDecoder, i int, null bool)) (have int, err error) {
 	d := &rowDecoder{b: b}
 	sid := d.uvarint("schema id")
 	if d.err != nil {
-		return d.err
+		return 0, d.err
 	}
-	have := n
+	have = n
 	if sid != uint64(info.SchemaID) {
 		k, ok := 0, false
 		if sid <= math.MaxInt32 {
 			k, ok = info.SchemaColumns(int32(sid))
 		}
 		if !ok || k > n {
-			return fmt.Errorf("%w: row value has schema id %d, which table %s (schema id %d) never had", metadata.ErrCorrupt, sid, info.Path, info.SchemaID)
+			return 0, fmt.Errorf("%w: row value has schema id %d, which table %s (schema id %d) never had", metadata.ErrCorrupt, sid, info.Path, info.SchemaID)
 		}
 		have = k
 	}
 	nulls := d.bitmap(have)
 	for i := range have {
 		if d.err != nil {
-			return d.err
+			return 0, d.err
 		}
 		col(d, i, isNull(nulls, i))
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.fail(fmt.Sprintf("%d bytes after the last column", len(d.b)))
 	}
-	if d.err != nil {
-		return d.err
-	}
-	for i := have; i < n; i++ {
-		col(d, i, true)
+	return have, d.err
+}
+
+// padValue is what column i reads in a row stored before it was added.
+func padValue(info *metadata.TableInfo, i int) any {
+	if i < len(info.Schema.Columns) {
+		return info.Schema.Columns[i].PadValue()
 	}
 	return nil
 }

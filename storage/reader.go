@@ -411,7 +411,8 @@ func (r *LogReader) skipByStats(sv segmentView, h logformat.Header, head []byte)
 }
 
 // pastStats completes the statistics of a batch of an earlier schema
-// than info's: every column the schema lacked is NULL in all its rows.
+// than info's: every column the schema lacked holds its pad value
+// (metadata.Column.PadValue) in all its rows, NULL or a default.
 func pastStats(info *metadata.TableInfo, types []metadata.DataType, h logformat.Header, stats []logformat.ColumnStats) []logformat.ColumnStats {
 	if int32(h.SchemaID) == info.SchemaID {
 		return stats
@@ -421,7 +422,12 @@ func pastStats(info *metadata.TableInfo, types []metadata.DataType, h logformat.
 		return stats // the decode reports it
 	}
 	for c := k; c < len(types); c++ {
-		if logformat.SupportsStats(types[c]) {
+		if !logformat.SupportsStats(types[c]) {
+			continue
+		}
+		if v := padValue(info, c); v != nil {
+			stats = append(stats, logformat.ColumnStats{Column: c, Min: v, Max: v})
+		} else {
 			stats = append(stats, logformat.ColumnStats{Column: c, NullCount: int64(h.RecordCount)})
 		}
 	}

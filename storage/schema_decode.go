@@ -32,8 +32,9 @@ type pastDecoder struct {
 	// none of them.
 	dec *logformat.RecordDecoder
 	// cols[i] is the decoded column that output column i is, or -1 for a
-	// column the schema lacked.
+	// column the schema lacked; pad[i] is then what it reads.
 	cols []int
+	pad  []any
 }
 
 func newBatchDecoders(entry *tableEntry, projection []int, mem memory.Allocator) (*batchDecoders, error) {
@@ -67,13 +68,15 @@ func (d *batchDecoders) forSchema(id int16) (cur *logformat.RecordDecoder, past 
 			out[i] = i
 		}
 	}
-	p := &pastDecoder{cols: make([]int, len(out))}
+	p := &pastDecoder{cols: make([]int, len(out)), pad: make([]any, len(out))}
 	var have []int
 	for i, c := range out {
 		p.cols[i] = -1
 		if c < k {
 			p.cols[i] = len(have)
 			have = append(have, c)
+		} else {
+			p.pad[i] = d.info.Schema.Columns[c].PadValue()
 		}
 	}
 	if len(have) > 0 {
@@ -140,8 +143,11 @@ func (d *batchDecoders) Decode(id int16, msg *memory.Buffer, rows int) (arrow.Re
 		if c >= 0 {
 			cols[i] = got.Column(c)
 			cols[i].Retain()
-		} else {
-			cols[i] = array.MakeArrayOfNull(d.mem, out.Field(i).Type, rows)
+		} else if cols[i], err = padArray(d.mem, out.Field(i).Type, d.info.Schema.Columns[d.tableColumn(i)].Type, past.pad[i], rows); err != nil {
+			for _, c := range cols[:i] {
+				c.Release()
+			}
+			return nil, err
 		}
 	}
 	rec := array.NewRecordBatch(out, cols, int64(rows))
@@ -160,4 +166,29 @@ func (d *batchDecoders) Release() {
 		}
 	}
 	d.past = nil
+}
+
+// tableColumn is the table column of output column i.
+func (d *batchDecoders) tableColumn(i int) int {
+	if d.projection == nil {
+		return i
+	}
+	return d.projection[i]
+}
+
+// padArray is a column of rows copies of v (of type t, Arrow type dt): a
+// column added after the rows were stored, as they read it.
+func padArray(mem memory.Allocator, dt arrow.DataType, t metadata.DataType, v any, rows int) (arrow.Array, error) {
+	if v == nil {
+		return array.MakeArrayOfNull(mem, dt, rows), nil
+	}
+	b := array.NewBuilder(mem, dt)
+	defer b.Release()
+	b.Reserve(rows)
+	for range rows {
+		if err := metadata.AppendValue(b, t, v); err != nil {
+			return nil, err
+		}
+	}
+	return b.NewArray(), nil
 }
