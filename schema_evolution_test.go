@@ -51,12 +51,21 @@ func TestAddColumnReadsEverySchema(t *testing.T) {
 		require.Equal(t, [][]any{{int64(3)}}, queryAll(t, db, `SELECT count(*) FROM lg WHERE n IS NULL`))
 		require.Equal(t, [][]any{{int64(3)}}, queryAll(t, db, `SELECT count(*) FROM kv WHERE n IS NULL`))
 	}
+	checkTieredAndReopened(t, db, dsn, check, "lg", "kv")
+}
+
+// checkTieredAndReopened runs check on db, again after a tiering round of
+// each table, and again on the database reopened, which it returns.
+func checkTieredAndReopened(t *testing.T, db *sql.DB, dsn string, check func(*sql.DB), tables ...string) *sql.DB {
+	t.Helper()
 	check(db)
-	queryAll(t, db, `CALL sys.tier('lg')`)
-	queryAll(t, db, `CALL sys.tier('kv')`)
+	for _, table := range tables {
+		queryAll(t, db, `CALL sys.tier(?)`, table)
+	}
 	check(db)
 	db2 := reopenDB(t, db, dsn)
 	check(db2)
+	return db2
 }
 
 // TestAddColumnRules: the statement's refusals, in Fluss's words, and what
@@ -430,12 +439,7 @@ func TestAddColumnDefault(t *testing.T) {
 		require.Equal(t, [][]any{{int64(4)}}, queryAll(t, db, `SELECT id FROM lg WHERE n = 40`))
 		require.Equal(t, [][]any{{int64(0)}}, queryAll(t, db, `SELECT count(*) FROM kv WHERE n IS NULL`))
 	}
-	check(db)
-	queryAll(t, db, `CALL sys.tier('lg')`)
-	queryAll(t, db, `CALL sys.tier('kv')`)
-	check(db)
-	db2 := reopenDB(t, db, dsn)
-	check(db2)
+	db2 := checkTieredAndReopened(t, db, dsn, check, "lg", "kv")
 	show := queryAll(t, db2, `SHOW CREATE TABLE kv`)[0][1].(string)
 	require.Contains(t, show, "DEFAULT 7")
 }
