@@ -145,7 +145,7 @@ func (pf *parquetFile) checkLayout(table *metadata.TableInfo) error {
 	// columns, a prefix of the table's, then the system columns.
 	n := len(table.Schema.Columns)
 	k := root.NumFields() - numSystemColumns
-	if k != n && !hasSchemaWidth(table, k) {
+	if k != n && !table.HadWidth(k) {
 		return fmt.Errorf("%d columns, the table's lake files have %d", root.NumFields(), len(pf.cols))
 	}
 	if v := pf.md.KeyValueMetadata().FindValue(kvSchemaID); v != nil {
@@ -192,17 +192,6 @@ func (pf *parquetFile) checkLayout(table *metadata.TableInfo) error {
 		pf.missing[i], pf.leaf[i] = true, -1
 	}
 	return nil
-}
-
-// hasSchemaWidth reports whether one of the table's earlier schemas had
-// k columns.
-func hasSchemaWidth(table *metadata.TableInfo, k int) bool {
-	for _, p := range table.PastSchemas {
-		if p.Columns == k {
-			return true
-		}
-	}
-	return false
 }
 
 // Close releases the file. Idempotent.

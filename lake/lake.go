@@ -1,6 +1,7 @@
 package lake
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -161,6 +162,14 @@ func validRelPath(p string) bool {
 // dataFileName is the name of the n-th data file a tiering round of
 // snapshot snap writes into a bucket directory; fileSnapshotID reads it.
 func dataFileName(snap int64, n int) string { return fmt.Sprintf("%d-%d.parquet", snap, n) }
+
+// CompareDataFiles orders data file paths as their rounds wrote them: by
+// snapshot id, then sequence number, numerically ("9-0" before "10-0").
+func CompareDataFiles(a, b string) int {
+	as, an, _ := fileSnapshotID(a)
+	bs, bn, _ := fileSnapshotID(b)
+	return cmp.Or(cmp.Compare(as, bs), cmp.Compare(an, bn), strings.Compare(a, b))
+}
 
 func fileSnapshotID(p string) (snap int64, n int, ok bool) {
 	base := strings.TrimSuffix(path.Base(p), ".parquet")

@@ -220,6 +220,24 @@ func (t *TableInfo) SchemaColumns(id int32) (n int, ok bool) {
 	return 0, false
 }
 
+// HasSchema reports whether id is the table's schema id or one of its
+// earlier ones.
+func (t *TableInfo) HasSchema(id int32) bool {
+	_, ok := t.SchemaColumns(id)
+	return ok
+}
+
+// HadWidth reports whether one of the table's earlier schemas had n
+// columns: a row, key row or file of that many columns is of one.
+func (t *TableInfo) HadWidth(n int) bool {
+	for _, p := range t.PastSchemas {
+		if p.Columns == n {
+			return true
+		}
+	}
+	return false
+}
+
 // AutoIncrementIndex returns the column index of the table's
 // auto-increment column (auto-increment.fields), or -1 when it has none.
 func (t *TableInfo) AutoIncrementIndex() int {

@@ -74,7 +74,7 @@ func routeRows(info *metadata.TableInfo, rows [][]any, only []int, trusted bool)
 	}
 	keyVals := make([]any, len(bucketIdx))
 	for r, row := range rows {
-		if len(row) != len(cols) && !(len(row) < len(cols) && hasPastWidth(info, len(row))) {
+		if len(row) != len(cols) && !(len(row) < len(cols) && info.HadWidth(len(row))) {
 			return routedRows{}, fmt.Errorf("%w: row %d has %d values, table %s has %d columns", metadata.ErrInvalidValue, r+1, len(row), info.Path, len(cols))
 		}
 		vals := make([]any, len(cols))
@@ -286,15 +286,4 @@ func estimateValue(v any) int {
 		return n
 	}
 	return 16
-}
-
-// hasPastWidth reports whether one of the table's earlier schemas had n
-// columns.
-func hasPastWidth(info *metadata.TableInfo, n int) bool {
-	for _, p := range info.PastSchemas {
-		if p.Columns == n {
-			return true
-		}
-	}
-	return false
 }

@@ -478,7 +478,7 @@ func (r *KvSnapshotReader) open(entry *tableEntry, tb metadata.TableBucket, opts
 	if r.header, err = parseKvSnapHeader(hdr); err != nil {
 		return fmt.Errorf("KV snapshot %s: %w", r.snap.rel, err)
 	}
-	if r.header.tb != tb || r.header.id != r.snap.id || !knownSchema(&entry.Info, r.header.schemaID) {
+	if r.header.tb != tb || r.header.id != r.snap.id || !entry.Info.HasSchema(r.header.schemaID) {
 		return fmt.Errorf("%w: KV snapshot %s belongs to %s snapshot %d schema %d", metadata.ErrCorrupt, r.snap.rel, r.header.tb, r.header.id, r.header.schemaID)
 	}
 	r.pos = kvSnapHeaderSize
@@ -491,13 +491,6 @@ func (r *KvSnapshotReader) open(entry *tableEntry, tb metadata.TableBucket, opts
 		return fmt.Errorf("read KV snapshot %s: %w", r.snap.rel, err)
 	}
 	return nil
-}
-
-// knownSchema reports whether id is the schema id of info or of one of its
-// earlier schemas.
-func knownSchema(info *metadata.TableInfo, id int32) bool {
-	_, ok := info.SchemaColumns(id)
-	return ok
 }
 
 func (r *KvSnapshotReader) corrupt(why string) error {

@@ -308,7 +308,7 @@ func (e *Engine) Lookup(ctx context.Context, path metadata.TablePath, keyRow []a
 		return nil, false, fmt.Errorf("%w: table %s has no primary key: lookups need a primary-key table", metadata.ErrUnsupported, path)
 	}
 	cols := info.Schema.Columns
-	if len(keyRow) != len(cols) && !hasPastWidth(info, len(keyRow)) {
+	if len(keyRow) != len(cols) && !info.HadWidth(len(keyRow)) {
 		return nil, false, fmt.Errorf("%w: lookup key row has %d values, table %s has %d columns", metadata.ErrInvalidValue, len(keyRow), path, len(cols))
 	}
 	vals := make([]any, len(cols))

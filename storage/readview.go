@@ -372,7 +372,7 @@ func (v *ReadView) Lookup(ctx context.Context, path metadata.TablePath, keyRow [
 	if !info.HasPrimaryKey() {
 		return nil, false, fmt.Errorf("%w: table %s has no primary key: lookups need a primary-key table", metadata.ErrUnsupported, path)
 	}
-	if len(keyRow) != len(info.Schema.Columns) && !hasPastWidth(info, len(keyRow)) {
+	if len(keyRow) != len(info.Schema.Columns) && !info.HadWidth(len(keyRow)) {
 		// A key row of an earlier schema (a statement bound in the shape
 		// of a view's cut) holds the key columns all the same.
 		return nil, false, fmt.Errorf("%w: lookup key row has %d values, table %s has %d columns", metadata.ErrInvalidValue, len(keyRow), path, len(info.Schema.Columns))

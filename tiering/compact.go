@@ -1,11 +1,8 @@
 package tiering
 
 import (
-	"cmp"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
@@ -60,7 +57,7 @@ func (r *round) compactLog(p part, bucket int32, files []metadata.LakeFile) (out
 		return files, false, nil
 	}
 	// In offset order: files are named <snapshot id>-<n>.
-	slices.SortFunc(pick, func(a, b metadata.LakeFile) int { return compareFileNames(a.Path, b.Path) })
+	slices.SortFunc(pick, func(a, b metadata.LakeFile) int { return lake.CompareDataFiles(a.Path, b.Path) })
 	all := make([]int, len(r.info.Schema.Columns))
 	for i := range all {
 		all[i] = i
@@ -100,19 +97,4 @@ func (r *round) compactLog(p part, bucket int32, files []metadata.LakeFile) (out
 		}
 	}
 	return append(out, written...), true, nil
-}
-
-// compareFileNames orders lake data file paths by their snapshot id and
-// sequence number, numerically.
-func compareFileNames(a, b string) int {
-	num := func(p string) (int64, int64) {
-		base := strings.TrimSuffix(p[strings.LastIndex(p, "/")+1:], ".parquet")
-		s, n, _ := strings.Cut(base, "-")
-		x, _ := strconv.ParseInt(s, 10, 64)
-		y, _ := strconv.ParseInt(n, 10, 64)
-		return x, y
-	}
-	as, an := num(a)
-	bs, bn := num(b)
-	return cmp.Or(cmp.Compare(as, bs), cmp.Compare(an, bn), strings.Compare(a, b))
 }

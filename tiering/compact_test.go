@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flusslite/fluss/lake"
 	"github.com/flusslite/fluss/metadata"
 )
 
@@ -39,6 +40,6 @@ func TestLogCompaction(t *testing.T) {
 	require.Equal(t, 1, sizeClass(compactBase+1))
 	require.Equal(t, 2, sizeClass(16*compactBase))
 	require.Equal(t, 3, sizeClass(16*compactBase+1))
-	require.Equal(t, -1, compareFileNames("t/b0/9-0.parquet", "t/b0/10-0.parquet"))
-	require.Equal(t, -1, compareFileNames("t/b0/10-1.parquet", "t/b0/10-2.parquet"))
+	require.Equal(t, -1, lake.CompareDataFiles("t/b0/9-0.parquet", "t/b0/10-0.parquet"))
+	require.Equal(t, -1, lake.CompareDataFiles("t/b0/10-1.parquet", "t/b0/10-2.parquet"))
 }
