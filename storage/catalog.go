@@ -40,6 +40,10 @@ const (
 	// secondary index: a release that only records indexes would write
 	// rows without their entries, which the index's reads would miss.
 	catalogIndexesVersion = 5
+	// catalogSlotRowsVersion is the version of a catalog with a built
+	// UNIQUE index, whose slots carry their rows: a release whose slots
+	// were hints would leave them carrying stale rows (see kvIndexTag).
+	catalogSlotRowsVersion = 6
 )
 
 // catalog is the engine's metadata: databases, tables, partitions and the
@@ -257,8 +261,8 @@ func loadCatalog(fsys FS, dir string) (*catalog, error) {
 	if err := json.Unmarshal(buf, c); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", metadata.ErrCorrupt, catalogFile, err)
 	}
-	if c.Version < catalogVersion || c.Version > catalogIndexesVersion {
-		return nil, fmt.Errorf("%w: %s has version %d, want %d to %d", metadata.ErrCorrupt, catalogFile, c.Version, catalogVersion, catalogIndexesVersion)
+	if c.Version < catalogVersion || c.Version > catalogSlotRowsVersion {
+		return nil, fmt.Errorf("%w: %s has version %d, want %d to %d", metadata.ErrCorrupt, catalogFile, c.Version, catalogVersion, catalogSlotRowsVersion)
 	}
 	if c.Databases == nil {
 		c.Databases = map[string]*dbEntry{}
@@ -339,6 +343,9 @@ func (c *catalog) persist(fsys FS, dir string, sync bool) error {
 	if c.hasIndexes() {
 		out.Version = catalogIndexesVersion
 	}
+	if c.hasUniqueIndexes() {
+		out.Version = catalogSlotRowsVersion
+	}
 	data, err := json.MarshalIndent(&out, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode catalog: %w", err)
@@ -353,6 +360,18 @@ func (c *catalog) hasIndexes() bool {
 	for _, db := range c.Databases {
 		for _, t := range db.Tables {
 			if slices.ContainsFunc(t.Info.Indexes, func(ix metadata.DeclaredIndex) bool { return ix.ID > 0 }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasUniqueIndexes reports whether a table has a built UNIQUE index.
+func (c *catalog) hasUniqueIndexes() bool {
+	for _, db := range c.Databases {
+		for _, t := range db.Tables {
+			if slices.ContainsFunc(t.Info.Indexes, func(ix metadata.DeclaredIndex) bool { return ix.ID > 0 && ix.Unique }) {
 				return true
 			}
 		}

@@ -831,11 +831,6 @@ func (e *Engine) applyKvLocked(writes []*commitBucket) error {
 		info := &w.entry.Info
 		for key, row := range w.state {
 			var err error
-			if w.ixs != nil {
-				if err := addIndexEntries(batch, w.ixs, []byte(key), w.orig[key], row); err != nil {
-					return err
-				}
-			}
 			if row == nil {
 				err = batch.Delete([]byte(key), nil)
 			} else if buf, err = encodeRowValue(buf[:0], info.SchemaID, w.entry.types, row); err == nil {
@@ -843,6 +838,11 @@ func (e *Engine) applyKvLocked(writes []*commitBucket) error {
 			}
 			if err != nil {
 				return err
+			}
+			if w.ixs != nil {
+				if err := addIndexEntries(batch, w.ixs, []byte(key), w.orig[key], row, buf); err != nil {
+					return err
+				}
 			}
 		}
 		if err := batch.Set(kvMetaKey(w.tb), offsetValue(w.t.mu.leo), nil); err != nil {

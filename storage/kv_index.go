@@ -30,27 +30,57 @@ import (
 // parsing the rest.
 //
 // A UNIQUE index also keeps a slot for each value with no NULL: the key
-// 'x' <table id> <index id> <index values> alone, its value the row key of
-// the row holding the value. A lookup of a whole value then reads the slot
-// with one Get (which the bloom filters serve) instead of seeking an
-// iterator through every level. The slot is a hint, not the truth: a
-// reader uses it only when the row it names still holds its value (that
-// row is then the only one, the index being UNIQUE), and otherwise reads
-// the entries under the prefix. Commits remove the slots of values they
-// take away before they set those of values they give, so a value moving
-// from one row to another in one commit keeps its slot; Open's replay of
-// one bucket after another may leave a slot missing or naming another
-// row, which only sends its readers to the entries. No entry's key is a
-// slot's: the index values are self-delimiting, so the key of a value's
-// slot is no other value's prefix.
+// 'x' <table id> <index id> <index values> alone. Its value is the row
+// holding the value: 'r', the length of the row key as a uvarint, the row
+// key and the row's stored value, as under the row key (a row of more
+// than maxSlotRow bytes leaves out its value: the slot is then the row key
+// alone, which begins with kvDataTag, and a reader reads the row with a
+// second Get, as slots written before slots carried rows did). A lookup of
+// a whole value is then one Get, which the bloom filters serve. No entry's
+// key is a slot's: the index values are self-delimiting, so the key of a
+// value's slot is no other value's prefix.
+//
+// A slot that carries its row must be exact: when it exists, the row it
+// names holds the value and the slot's copy is that row's value. Every
+// write of a row therefore knows the row it replaces and rewrites the
+// slots of its values, whether they changed or not:
+//   - a commit reads every key it writes (commitBucket.orig); it removes
+//     the slots of the values its rows give up before it sets those of
+//     the values they hold, so a value moving from one row to another in
+//     one commit keeps its slot;
+//   - Open's replay of the changelog reads each row's stored value before
+//     it applies a change (an indexed batch), so it needs no -U image; it
+//     replays one bucket after another, which may remove a slot another
+//     bucket's row then needs (a value that moved between buckets), never
+//     leave one naming a row without the value;
+//   - a bucket whose state is reset (restored from a KV snapshot, or
+//     rebuilt because the log lost what it held) first removes the
+//     entries and slots of its rows;
+//   - a dropped partition's rows go by range, their entries and slots
+//     not: a reader does not use a slot naming a bucket of a partition the
+//     catalog no longer has.
+//
+// A missing slot only sends its readers to the entries. The catalog of a
+// store with a UNIQUE index says catalogSlotRowsVersion, so that a release
+// whose slots were hints (it did not rewrite a slot when only the row's
+// other columns changed) refuses the store instead of leaving slots that
+// carry stale rows.
 //
 // An entry is written and removed in the same Pebble batch as its row, by
-// commits and by Open's replay of the changelog (whose -U and -D images
-// say what to remove). A reader still checks the row an entry names holds
-// the entry's value before using it: state an interrupted rebuild or a
-// dropped partition leaves behind (rows deleted by range, their entries
-// not) then never answers a read nor fails a UNIQUE check.
+// commits and by Open's replay of the changelog. A reader still checks the
+// row an entry names holds the entry's value before using it: state an
+// interrupted rebuild or a dropped partition leaves behind (rows deleted
+// by range, their entries not) then never answers a read nor fails a
+// UNIQUE check.
 const kvIndexTag = 'x'
+
+// kvSlotRowTag begins the value of a slot that carries its row, and
+// maxSlotRow bounds the stored values slots carry: every UNIQUE index
+// keeps a copy of each row up to that size.
+const (
+	kvSlotRowTag = 'r'
+	maxSlotRow   = 1 << 10
+)
 
 // kvIndexPrefix is the prefix of one index's entries.
 func kvIndexPrefix(tableID int64, indexID int32) []byte {
@@ -173,15 +203,17 @@ func (ix *tableIndex) duplicateErr(row []any) error {
 }
 
 // writeIndexEntries adds to b the index changes of one row key going from
-// old to next (nil: no row): the entries and slots of old's values are
-// removed and those of next's set, for each index whose values differ.
-// A commit that moves values between rows calls removeIndexEntries for
-// all of its rows before addIndexEntries, which keeps the slots.
-func writeIndexEntries(b *pebble.Batch, ixs []*tableIndex, rowKey []byte, old, next []any) error {
+// old to next (nil: no row), next stored as value: the entries and slots
+// of old's values are removed and those of next's set, for each index
+// whose values differ, and the slots of next's values are set again
+// whatever changed (they carry the row). A commit that moves values
+// between rows calls removeIndexEntries for all of its rows before
+// addIndexEntries, which keeps the slots.
+func writeIndexEntries(b *pebble.Batch, ixs []*tableIndex, rowKey []byte, old, next []any, value []byte) error {
 	if err := removeIndexEntries(b, ixs, rowKey, old, next); err != nil {
 		return err
 	}
-	return addIndexEntries(b, ixs, rowKey, old, next)
+	return addIndexEntries(b, ixs, rowKey, old, next, value)
 }
 
 // removeIndexEntries is the first half of writeIndexEntries: the entries
@@ -213,31 +245,63 @@ func removeIndexEntries(b *pebble.Batch, ixs []*tableIndex, rowKey []byte, old, 
 }
 
 // addIndexEntries is the second half of writeIndexEntries: the entries
-// and slots of next's values are set (none when next is nil).
-func addIndexEntries(b *pebble.Batch, ixs []*tableIndex, rowKey []byte, old, next []any) error {
+// of next's values are set where they changed, and the slots of next's
+// values always, to next's stored value (none when next is nil).
+func addIndexEntries(b *pebble.Batch, ixs []*tableIndex, rowKey []byte, old, next []any, value []byte) error {
 	if next == nil {
 		return nil
 	}
+	var sv []byte
 	for _, ix := range ixs {
-		if old != nil && ix.sameValues(old, next) {
-			continue
-		}
-		k, err := ix.entry(rowKey, next)
-		if err != nil {
-			return err
-		}
-		if err := b.Set(k, rowKey, nil); err != nil {
-			return err
+		same := old != nil && ix.sameValues(old, next)
+		if !same {
+			k, err := ix.entry(rowKey, next)
+			if err != nil {
+				return err
+			}
+			if err := b.Set(k, rowKey, nil); err != nil {
+				return err
+			}
 		}
 		if sk, ok, err := ix.slot(ix.valuesOf(next)); err != nil {
 			return err
 		} else if ok {
-			if err := b.Set(sk, rowKey, nil); err != nil {
+			if sv == nil {
+				sv = slotValue(rowKey, value)
+			}
+			if err := b.Set(sk, sv, nil); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// slotValue is the value of a slot of the row stored as value under
+// rowKey: the row itself ('r', the row key's length as a uvarint, the
+// row key, the value) when it is at most maxSlotRow bytes, else the row
+// key alone (which begins with kvDataTag).
+func slotValue(rowKey, value []byte) []byte {
+	if value == nil || len(value) > maxSlotRow {
+		return rowKey
+	}
+	out := make([]byte, 0, 1+binary.MaxVarintLen32+len(rowKey)+len(value))
+	out = binary.AppendUvarint(append(out, kvSlotRowTag), uint64(len(rowKey)))
+	return append(append(out, rowKey...), value...)
+}
+
+// parseSlotValue splits a slot's value into the row key it names and,
+// when the slot carries it, the row's stored value (nil otherwise).
+func parseSlotValue(v []byte) (rowKey, value []byte, err error) {
+	if len(v) == 0 || v[0] != kvSlotRowTag {
+		return v, nil, nil
+	}
+	n, w := binary.Uvarint(v[1:])
+	if w <= 0 || n > uint64(len(v)-1-w) {
+		return nil, nil, fmt.Errorf("%w: an index slot of %d bytes names a row key of %d", metadata.ErrCorrupt, len(v), n)
+	}
+	rest := v[1+w:]
+	return rest[:n], rest[n:], nil
 }
 
 // indexRowKeys calls visit with the row key of each entry under prefix
@@ -466,7 +530,7 @@ func (e *Engine) buildIndex(ctx context.Context, t *tableEntry, info *metadata.T
 			seen[string(p)] = true
 		}
 		rowKey := bytes.Clone(it.Key())
-		if err := addIndexEntries(batch, []*tableIndex{ix}, rowKey, nil, row); err != nil {
+		if err := addIndexEntries(batch, []*tableIndex{ix}, rowKey, nil, row, it.Value()); err != nil {
 			return err
 		}
 		if batch.Len() > 4<<20 {
@@ -566,6 +630,12 @@ keys:
 		if row, rowKey, ok, err := slotLookup(src, entry, ix, vals, nil); err != nil {
 			return nil, err
 		} else if ok {
+			if len(broken) > 0 {
+				tb, _ := parseBucketID(rowKey[1:kvPrefixSize])
+				if err := broken[tb]; err != nil {
+					return nil, err
+				}
+			}
 			if !seen[string(rowKey)] {
 				seen[string(rowKey)] = true
 				out = append(out, row)
@@ -607,10 +677,12 @@ keys:
 }
 
 // slotLookup reads the row holding vals (all of a UNIQUE index's values,
-// none NULL) through the value's slot; ok is false when the slot is
-// missing or names a row that does not hold vals, and the caller reads
-// the entries (see kvIndexTag).
-// need, when not nil, are the columns to decode (the index's among them).
+// none NULL) through the value's slot: from the slot itself when it
+// carries the row, else from the row key it names. ok is false when the
+// slot is missing, names a row of a dropped partition, or names a row
+// that does not hold vals, and the caller reads the entries (see
+// kvIndexTag). need, when not nil, are the columns to decode (the index's
+// among them).
 func slotLookup(src pebble.Reader, entry *tableEntry, ix *tableIndex, vals []any, need []bool) (row []any, rowKey []byte, ok bool, err error) {
 	sk, ok, err := ix.slot(vals)
 	if err != nil || !ok {
@@ -623,16 +695,36 @@ func slotLookup(src pebble.Reader, entry *tableEntry, ix *tableIndex, vals []any
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("read index %s of %s: KV store: %w", ix.def.Name, entry.Info.Path, err)
 	}
-	rowKey = bytes.Clone(v)
-	closer.Close()
-	v, closer, err = src.Get(rowKey)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, nil, false, nil
-	}
+	rowKey, value, err := parseSlotValue(v)
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("read %s: KV store: %w", entry.Info.Path, err)
+		closer.Close()
+		return nil, nil, false, fmt.Errorf("read index %s of %s: %w", ix.def.Name, entry.Info.Path, err)
 	}
-	row, err = decodeRowColumns(v, &entry.Info, entry.types, need)
+	rowKey = bytes.Clone(rowKey)
+	var tb metadata.TableBucket
+	if len(rowKey) >= kvPrefixSize && rowKey[0] == kvDataTag {
+		tb, _ = parseBucketID(rowKey[1:kvPrefixSize])
+	}
+	if tb.TableID != entry.Info.TableID {
+		closer.Close()
+		return nil, nil, false, fmt.Errorf("%w: index %s of %s: a slot names row key %x", metadata.ErrCorrupt, ix.def.Name, entry.Info.Path, rowKey)
+	}
+	if tb.PartitionID != metadata.NonPartitioned {
+		if _, live := entry.partitionByID(tb.PartitionID); !live {
+			closer.Close()
+			return nil, nil, false, nil
+		}
+	}
+	if value == nil {
+		closer.Close()
+		if v, closer, err = src.Get(rowKey); errors.Is(err, pebble.ErrNotFound) {
+			return nil, nil, false, nil
+		} else if err != nil {
+			return nil, nil, false, fmt.Errorf("read %s: KV store: %w", entry.Info.Path, err)
+		}
+		value = v
+	}
+	row, err = decodeRowColumns(value, &entry.Info, entry.types, need)
 	closer.Close()
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("read %s: %w", entry.Info.Path, err)

@@ -128,9 +128,11 @@ func TestCreateDropIndexEntries(t *testing.T) {
 	require.Zero(t, n, "the dropped index's entries are gone")
 }
 
-// A catalog with a built index says version 5, which a release that only
-// recorded indexes refuses; an index such a release recorded on a key
-// table (no id, no entries) is dropped on load rather than read.
+// A catalog with a built UNIQUE index says version 6, which a release
+// whose slots were hints refuses; one with built indexes none of which is
+// UNIQUE says 5, which a release that only recorded indexes refuses; an
+// index such a release recorded on a key table (no id, no entries) is
+// dropped on load rather than read.
 func TestCatalogIndexesVersion(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, catalogFile)
@@ -142,9 +144,23 @@ func TestCatalogIndexesVersion(t *testing.T) {
 	}()
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
-	require.Contains(t, string(data), `"version": 5,`)
+	require.Contains(t, string(data), `"version": 6,`)
+	func() {
+		e, _ := testEngine(t, dir, nil)
+		defer e.Close()
+		_, err := e.DropIndex(ctx, path("t"), "un", false)
+		require.NoError(t, err)
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		require.Contains(t, string(data), `"version": 5,`, "only the plain index is left")
+		_, err = e.CreateIndex(ctx, path("t"), metadata.DeclaredIndex{Name: "un", Columns: []string{"n"}, Unique: true}, false)
+		require.NoError(t, err)
+	}()
+	data, err = os.ReadFile(file)
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"version": 6,`)
 	// As the older release wrote it: the index without its id.
-	old := strings.ReplaceAll(string(data), `"version": 5,`, `"version": 1,`)
+	old := strings.ReplaceAll(string(data), `"version": 6,`, `"version": 1,`)
 	old = regexp.MustCompile(`,\s*"id": \d+`).ReplaceAllString(old, "")
 	require.NoError(t, os.WriteFile(file, []byte(old), 0o644))
 	e, _ := testEngine(t, dir, nil)
@@ -173,9 +189,17 @@ func slotID(t *testing.T, e *Engine, n any) (int64, bool) {
 	}
 	require.NoError(t, err)
 	defer closer.Close()
-	row, err := kvReadRow(e.kv, entry, v)
+	rowKey, copied, err := parseSlotValue(v)
+	require.NoError(t, err)
+	row, err := kvReadRow(e.kv, entry, rowKey)
 	require.NoError(t, err)
 	require.NotNil(t, row, "slot %v names no row", n)
+	if copied != nil {
+		stored, closer, err := e.kv.Get(rowKey)
+		require.NoError(t, err)
+		require.Equal(t, stored, copied, "slot %v carries the row as stored", n)
+		closer.Close()
+	}
 	return row[1].(int64), true
 }
 
@@ -237,14 +261,17 @@ func TestUniqueIndexSlots(t *testing.T) {
 	ix := entry.indexes[0]
 	slot10, _, err := ix.slot([]any{int64(10)})
 	require.NoError(t, err)
-	row1, closer, err := e.kv.Get(slot10)
+	slot, closer, err := e.kv.Get(slot10)
 	require.NoError(t, err)
-	rowKey1 := bytes.Clone(row1)
+	rowKey1, copied, err := parseSlotValue(slot)
+	require.NoError(t, err)
+	require.NotNil(t, copied, "a small row is carried by its slots")
+	rowKey1 = bytes.Clone(rowKey1)
 	closer.Close()
 	upsert(t, e, "t", []any{"d", 4, 40})
 	slot40, _, err := ix.slot([]any{int64(40)})
 	require.NoError(t, err)
-	require.NoError(t, e.kv.Set(slot40, rowKey1, pebble.NoSync), "the slot of 40 names row 1, which holds 10")
+	require.NoError(t, e.kv.Set(slot40, rowKey1, pebble.NoSync), "the slot of 40 names row 1, which holds 10, as a slot that does not carry its row")
 	require.NoError(t, e.kv.Delete(slot10, pebble.NoSync))
 	require.Equal(t, int64(4), uniqueID(t, e, 40))
 	require.Equal(t, int64(1), uniqueID(t, e, 10))

@@ -372,7 +372,7 @@ func (e *Engine) replayBucket(entry *tableEntry, t *logTablet, kb *kvBucket) err
 		// The KV state holds changes the log lost (a crash without Sync
 		// after Pebble flushed them): rebuild the bucket from the log.
 		e.opts.Logger.Warn("KV state is ahead of the log; rebuilding it", "bucket", tb.String(), "flushed", from, "log_end", snap.hw)
-		if err := e.resetKvBucket(tb); err != nil {
+		if err := e.resetKvBucket(entry, tb); err != nil {
 			return err
 		}
 		from = 0
@@ -400,8 +400,24 @@ func (e *Engine) replayBucket(entry *tableEntry, t *logTablet, kb *kvBucket) err
 	defer r.Close()
 	kc := newKeyCodec(&entry.Info)
 	ixs := entry.indexes
-	batch := e.kv.NewBatch()
+	// The slots of a UNIQUE index carry their rows and must stay exact
+	// (see kvIndexTag): each change then replaces the row it reads from
+	// the store, through a batch that reads its own writes, rather than
+	// the -U image a WAL changelog does not have.
+	exact := hasUnique(ixs)
+	newBatch := func() *pebble.Batch { return e.kv.NewBatch() }
+	if exact {
+		newBatch = e.kv.NewIndexedBatch
+	}
+	batch := newBatch()
 	defer func() { batch.Close() }()
+	stored := func(key []byte) ([]any, error) {
+		row, err := kvReadRow(batch, entry, key)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", metadata.ErrCorrupt, tb, err)
+		}
+		return row, nil
+	}
 	var buf []byte
 	for r.Next() {
 		lb := r.Batch()
@@ -420,22 +436,34 @@ func (e *Engine) replayBucket(entry *tableEntry, t *logTablet, kb *kvBucket) err
 			if lb.ChangeTypes != nil {
 				ct = lb.ChangeTypes[i]
 			}
+			var old []any
+			if exact && ct != metadata.ChangeUpdateBefore {
+				if old, err = stored(key); err != nil {
+					return err
+				}
+			}
 			switch ct {
 			case metadata.ChangeInsert, metadata.ChangeUpdateAfter, metadata.ChangeAppendOnly:
 				if buf, err = encodeRowValue(buf[:0], entry.Info.SchemaID, entry.types, row); err != nil {
 					return fmt.Errorf("%w: %s: log offset %d: %v", metadata.ErrCorrupt, tb, lb.BaseOffset+int64(i), err)
 				}
 				if err = batch.Set(key, buf, nil); err == nil {
-					err = writeIndexEntries(batch, ixs, key, nil, row)
+					err = writeIndexEntries(batch, ixs, key, old, row, buf)
 				}
 			case metadata.ChangeDelete:
+				if !exact {
+					old = row
+				}
 				if err = batch.Delete(key, nil); err == nil {
-					err = writeIndexEntries(batch, ixs, key, row, nil)
+					err = writeIndexEntries(batch, ixs, key, old, nil, nil)
 				}
 			case metadata.ChangeUpdateBefore:
 				// The old image: its index entries go (the +U after it
-				// sets the new ones, also when they are the same).
-				err = writeIndexEntries(batch, ixs, key, row, nil)
+				// sets the new ones, also when they are the same). An
+				// exact replay reads the old row at the +U instead.
+				if !exact {
+					err = writeIndexEntries(batch, ixs, key, row, nil, nil)
+				}
 			}
 			if err != nil {
 				return fmt.Errorf("replay %s: %w", tb, err)
@@ -447,7 +475,7 @@ func (e *Engine) replayBucket(entry *tableEntry, t *logTablet, kb *kvBucket) err
 				return err
 			}
 			batch.Close()
-			batch = e.kv.NewBatch()
+			batch = newBatch()
 		}
 	}
 	if err := r.Err(); err != nil {
@@ -460,14 +488,43 @@ func (e *Engine) replayBucket(entry *tableEntry, t *logTablet, kb *kvBucket) err
 	return nil
 }
 
-// resetKvBucket deletes the rows of tb from the KV store.
-func (e *Engine) resetKvBucket(tb metadata.TableBucket) error {
+// resetKvBucket deletes the rows of tb, a bucket of entry's table, from
+// the KV store, and first the index entries and slots of those rows,
+// which live under the table and would otherwise outlive them (a slot
+// carrying a row that is gone; see kvIndexTag). An interrupted reset is
+// done again by the next Open, which finds the bucket as this one did.
+func (e *Engine) resetKvBucket(entry *tableEntry, tb metadata.TableBucket) error {
 	b := e.kv.NewBatch()
-	defer b.Close()
+	defer func() { b.Close() }()
 	prefix := kvDataPrefix(tb)
+	if ixs := entry.indexes; ixs != nil {
+		it, err := e.kv.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+		if err != nil {
+			return fmt.Errorf("reset KV state of %s: %w", tb, err)
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			row, err := decodeRowValue(it.Value(), &entry.Info, entry.types)
+			if err == nil {
+				err = removeIndexEntries(b, ixs, it.Key(), row, nil)
+			}
+			if err == nil && b.Len() > 4<<20 {
+				if err = e.commitKv(b); err == nil {
+					b.Close()
+					b = e.kv.NewBatch()
+				}
+			}
+			if err != nil {
+				it.Close()
+				return fmt.Errorf("reset KV state of %s: %w", tb, err)
+			}
+		}
+		if err := it.Close(); err != nil {
+			return fmt.Errorf("reset KV state of %s: %w", tb, err)
+		}
+	}
 	err := b.DeleteRange(prefix, prefixEnd(prefix), nil)
 	if err == nil {
-		err = b.Commit(pebble.NoSync)
+		err = e.commitKv(b)
 	}
 	if err != nil {
 		return fmt.Errorf("reset KV state of %s: %w", tb, err)
@@ -498,7 +555,7 @@ func (e *Engine) restoreKvSnapshot(entry *tableEntry, kb *kvBucket, logStart, hw
 	if err := r.open(entry, tb, ReadOptions{}); err != nil {
 		return 0, err
 	}
-	if err := e.resetKvBucket(tb); err != nil {
+	if err := e.resetKvBucket(entry, tb); err != nil {
 		return 0, err
 	}
 	batch := e.kv.NewBatch()
@@ -520,7 +577,7 @@ func (e *Engine) restoreKvSnapshot(entry *tableEntry, kb *kvBucket, logStart, hw
 			if err := batch.Set(key, buf, nil); err != nil {
 				return 0, fmt.Errorf("restore %s: %w", tb, err)
 			}
-			if err := writeIndexEntries(batch, ixs, key, nil, row); err != nil {
+			if err := writeIndexEntries(batch, ixs, key, nil, row, buf); err != nil {
 				return 0, fmt.Errorf("restore %s: %w", tb, err)
 			}
 		}
