@@ -29,11 +29,15 @@ const (
 	bankWorkers  = 8
 )
 
-func TestBank(t *testing.T)          { runBank(t, false) }
-func TestBankForUpdate(t *testing.T) { runBank(t, true) }
+func TestBank(t *testing.T)          { runBank(t, false, 4) }
+func TestBankForUpdate(t *testing.T) { runBank(t, true, 4) }
 
-func runBank(t *testing.T, forUpdate bool) {
-	db, dsn := openDB(t, "default.bucket.number=4")
+// TestBankOneBucket: every transfer writes the one bucket, so commits
+// queue behind each other's fsync and are applied in groups.
+func TestBankOneBucket(t *testing.T) { runBank(t, false, 1) }
+
+func runBank(t *testing.T, forUpdate bool, buckets int) {
+	db, dsn := openDB(t, fmt.Sprintf("default.bucket.number=%d", buckets))
 	mustExec(t, db, `CREATE TABLE accounts (id INT, balance BIGINT, PRIMARY KEY (id) NOT ENFORCED)`)
 	mustExec(t, db, `CREATE TABLE transfers (tid BIGINT, src INT, dst INT, amount BIGINT)`)
 	for i := range bankAccounts {

@@ -117,7 +117,7 @@ func (e *Engine) appendRecord(ctx context.Context, path metadata.TablePath, rec 
 	if err := e.readOnlyErr(); err != nil {
 		return 0, err
 	}
-	if err := e.applyLocked(path.String(), order, len(chunks)); err != nil {
+	if err := e.applyLocked(path.String(), order, len(chunks), nil); err != nil {
 		return 0, err
 	}
 	return n, nil

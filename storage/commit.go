@@ -315,10 +315,97 @@ type bucketWrite struct {
 // commitLocked applies the prepared writes; the caller holds mu shared
 // and has made sure every partition exists. With a view, the commit is a
 // transaction's and is checked for conflicts (conflictSet) once it holds
-// its bucket locks, before anything is applied.
+// its bucket locks, before anything is applied. A small durable commit
+// may be applied together with others (commitGroup).
 func (e *Engine) commitLocked(preps []*preparedWrite, entries []*tableEntry, view *ReadView) ([]WriteResult, error) {
+	buckets, dest, err := e.routeCommit(preps, entries)
+	if err != nil {
+		return nil, err
+	}
+	if e.combines(preps, entries) {
+		return e.combine(&commitMember{preps: preps, entries: entries, view: view, buckets: buckets, dest: dest})
+	}
+	locked := make([]*commitBucket, 0, len(buckets))
+	var unique []*tableEntry // tables with a UNIQUE index, by id
+	for _, cb := range buckets {
+		locked = append(locked, cb)
+		if hasUnique(cb.ixs) && !slices.Contains(unique, cb.entry) {
+			unique = append(unique, cb.entry)
+		}
+	}
+	// A UNIQUE value may land in any bucket: a table-wide lock, taken
+	// before the buckets' in table id order, keeps two commits from both
+	// storing it.
+	slices.SortFunc(unique, func(a, b *tableEntry) int { return cmp.Compare(a.Info.TableID, b.Info.TableID) })
+	for _, t := range unique {
+		t.uniqueMu.Lock()
+	}
+	defer func() {
+		for _, t := range unique {
+			t.uniqueMu.Unlock()
+		}
+	}()
+	unlock := lockBuckets(locked)
+	defer unlock()
+	if err := e.readOnlyErr(); err != nil {
+		return nil, err
+	}
+	results, ck, err := e.mergeCommit(preps, entries, dest, view, false)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range unique {
+		if err := e.checkCommitUnique(t, locked); err != nil {
+			return nil, err
+		}
+	}
+	if ck != nil {
+		if err := e.conflicts.check(view, ck, nil); err != nil {
+			return nil, err
+		}
+	}
+	record := func() {
+		if e.conflicts.tracking() {
+			if ck == nil {
+				ck = writtenKeys(preps, entries, dest)
+			}
+			e.conflicts.record(ck)
+		}
+	}
+	if err := e.applyBuckets(commitLabel(preps), locked, record); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// writtenKeys collects the keys the upserts and deletes of a commit name,
+// for a commit that found no write view open as it merged and finds one
+// open as it publishes.
+func writtenKeys(preps []*preparedWrite, entries []*tableEntry, dest [][]*commitBucket) *commitConflicts {
+	ck := &commitConflicts{}
+	for i, p := range preps {
+		if !p.pk || p.lock {
+			continue
+		}
+		kc := newKeyCodec(&entries[i].Info)
+		for r, cb := range dest[i] {
+			if cb == nil {
+				continue
+			}
+			if key, err := kc.key(cb.tb, p.routed.values[r]); err == nil {
+				ck.write(entries[i].Info.Path, key)
+			}
+		}
+	}
+	return ck
+}
+
+// routeCommit finds the bucket of every row of the prepared writes: per
+// write and row its bucket's share of the commit (nil: nothing to do),
+// each bucket's share created empty.
+func (e *Engine) routeCommit(preps []*preparedWrite, entries []*tableEntry) (map[metadata.TableBucket]*commitBucket, [][]*commitBucket, error) {
 	buckets := map[metadata.TableBucket]*commitBucket{}
-	dest := make([][]*commitBucket, len(preps)) // per write and row: its bucket; nil: nothing to do
+	dest := make([][]*commitBucket, len(preps))
 	for i, p := range preps {
 		entry := entries[i]
 		info := &entry.Info
@@ -354,14 +441,14 @@ func (e *Engine) commitLocked(preps []*preparedWrite, entries []*tableEntry, vie
 				} else {
 					var err error
 					if t, err = e.tabletForWrite(tb); err != nil {
-						return nil, p.wrap(err)
+						return nil, nil, p.wrap(err)
 					}
 				}
 				cb = &commitBucket{bucketWrite: bucketWrite{tb: tb, t: t}, entry: entry}
 				if p.pk {
 					cb.kb = e.kvBucketState(tb)
 					if cb.kb.broken != nil {
-						return nil, p.wrap(cb.kb.broken)
+						return nil, nil, p.wrap(cb.kb.broken)
 					}
 					cb.state = map[string][]any{}
 					if cb.ixs = entry.indexes; cb.ixs != nil {
@@ -373,50 +460,35 @@ func (e *Engine) commitLocked(preps []*preparedWrite, entries []*tableEntry, vie
 			dest[i][r] = cb
 		}
 	}
-	locked := make([]*commitBucket, 0, len(buckets))
-	var unique []*tableEntry // tables with a UNIQUE index, by id
-	for _, cb := range buckets {
-		locked = append(locked, cb)
-		if hasUnique(cb.ixs) && !slices.Contains(unique, cb.entry) {
-			unique = append(unique, cb.entry)
-		}
-	}
-	// A UNIQUE value may land in any bucket: a table-wide lock, taken
-	// before the buckets' in table id order, keeps two commits from both
-	// storing it.
-	slices.SortFunc(unique, func(a, b *tableEntry) int { return cmp.Compare(a.Info.TableID, b.Info.TableID) })
-	for _, t := range unique {
-		t.uniqueMu.Lock()
-	}
-	defer func() {
-		for _, t := range unique {
-			t.uniqueMu.Unlock()
-		}
-	}()
-	// No read view is cut while the commit runs (see cutMu).
-	e.cutMu.RLock()
-	defer e.cutMu.RUnlock()
-	// One lock order for every writer (table, partition, bucket): no
-	// deadlock between commits touching the same buckets.
+	return buckets, dest, nil
+}
+
+// lockBuckets takes the locks of the buckets, in the one order every
+// writer takes them in (table, partition, bucket), so that commits
+// touching the same buckets never deadlock; it returns their release.
+// cutMu is taken after them, for the publication only (applyLocked).
+func lockBuckets(locked []*commitBucket) (unlock func()) {
 	slices.SortFunc(locked, func(a, b *commitBucket) int {
 		return lockOrder(a.tb, b.tb)
 	})
 	for _, cb := range locked {
 		cb.t.mu.Lock()
 	}
-	defer func() {
+	return func() {
 		for _, cb := range locked {
 			cb.t.mu.Unlock()
 		}
-	}()
-	if err := e.readOnlyErr(); err != nil {
-		return nil, err
 	}
+}
 
-	// Keys are collected for a transaction's check, and for the write
-	// views open now (read with the bucket locks held).
+// mergeCommit merges the prepared writes into their buckets' shares, in
+// order, and returns each write's result and the conflict keys of the
+// commit (nil when it is no transaction's, no write view is open and
+// always is false): the keys it writes and those it read FOR UPDATE. The caller holds the
+// buckets' locks.
+func (e *Engine) mergeCommit(preps []*preparedWrite, entries []*tableEntry, dest [][]*commitBucket, view *ReadView, always bool) ([]WriteResult, *commitConflicts, error) {
 	var ck *commitConflicts
-	if view != nil || e.conflicts.tracking() {
+	if always || view != nil || e.conflicts.tracking() {
 		ck = &commitConflicts{}
 	}
 	results := make([]WriteResult, len(preps))
@@ -424,7 +496,7 @@ func (e *Engine) commitLocked(preps []*preparedWrite, entries []*tableEntry, vie
 		switch {
 		case p.lock:
 			if err := lockKeys(entries[i], p, dest[i], ck); err != nil {
-				return nil, p.wrap(err)
+				return nil, nil, p.wrap(err)
 			}
 			continue
 		case !p.pk:
@@ -438,21 +510,16 @@ func (e *Engine) commitLocked(preps []*preparedWrite, entries []*tableEntry, vie
 		}
 		n, err := e.mergeWrite(entries[i], p, dest[i], ck)
 		if err != nil {
-			return nil, p.wrap(err)
+			return nil, nil, p.wrap(err)
 		}
 		results[i].RowsAffected = n
 	}
-	for _, t := range unique {
-		if err := e.checkCommitUnique(t, locked); err != nil {
-			return nil, err
-		}
-	}
-	if ck != nil {
-		if err := e.conflicts.checkAndRecord(view, ck); err != nil {
-			return nil, err
-		}
-	}
+	return results, ck, nil
+}
 
+// applyBuckets encodes the buckets' new records and makes them durable
+// and visible (applyLocked); a commit that changes nothing writes nothing.
+func (e *Engine) applyBuckets(label string, locked []*commitBucket, record func()) error {
 	var (
 		writes []*commitBucket
 		total  int
@@ -463,18 +530,15 @@ func (e *Engine) commitLocked(preps []*preparedWrite, entries []*tableEntry, vie
 		}
 		var err error
 		if cb.batches, err = e.encodeBatches(cb.entry, cb.rows, cb.changes); err != nil {
-			return nil, err
+			return err
 		}
 		total += len(cb.batches)
 		writes = append(writes, cb)
 	}
 	if total == 0 {
-		return results, nil
+		return nil
 	}
-	if err := e.applyLocked(commitLabel(preps), writes, total); err != nil {
-		return nil, err
-	}
-	return results, nil
+	return e.applyLocked(label, writes, total, record)
 }
 
 // mergeWrite merges one upsert or delete into the commit's buckets and
@@ -591,8 +655,10 @@ var errTestingCrash = errors.New("testing: the commit was stopped as if the proc
 // point), every batch, the KV store, and only then the high watermarks.
 // Otherwise: the intent (when more than one batch), every batch and
 // their fsync (the commit point), the KV store, the done record, and the
-// high watermarks. The caller holds every bucket's lock.
-func (e *Engine) applyLocked(label string, writes []*commitBucket, total int) error {
+// high watermarks; record (nil: nothing) records the commit's conflict
+// keys just before they move. The caller holds every bucket's lock, and
+// not cutMu: applyLocked takes it for the publication.
+func (e *Engine) applyLocked(label string, writes []*commitBucket, total int, record func()) error {
 	bws := make([]*bucketWrite, len(writes))
 	size := 0
 	for i, w := range writes {
@@ -736,7 +802,14 @@ func (e *Engine) applyLocked(label string, writes []*commitBucket, total int) er
 	if crash(k, true) {
 		return errTestingCrash
 	}
+	// The publication: the KV state, the recorded conflict keys and the
+	// high watermarks change together under cutMu, so that a read view is
+	// cut before all of them or after (see ReadView). Until here nothing
+	// of the commit was visible, and views were cut meanwhile: a commit
+	// does not hold them up while it writes and fsyncs.
+	e.cutMu.RLock()
 	if err := e.applyKvLocked(writes); err != nil {
+		e.cutMu.RUnlock()
 		if redo {
 			// Rolled back durably with an abort record, the commit is
 			// gone for good; failing that, a reopen replays it. The KV
@@ -775,12 +848,16 @@ func (e *Engine) applyLocked(label string, writes []*commitBucket, total int) er
 			e.fail(label, jerr)
 		}
 	}
+	if record != nil {
+		record()
+	}
 	for _, w := range writes {
 		w.t.hw.Store(w.t.mu.leo)
 		if w.kb != nil && !e.opts.TestingSkipKvApply {
 			w.kb.applied.Store(w.t.mu.leo)
 		}
 	}
+	e.cutMu.RUnlock()
 	e.notifyCommitted(bws)
 	return nil
 }

@@ -16,18 +16,18 @@ import (
 //
 // A conflict key is a KV-store key, so that keys of different kinds never
 // collide: a primary-key row's data key (table, partition, bucket and the
-// encoded physical key) today. Whatever else a commit writes that two
-// transactions must not both write — the entry of a unique secondary
-// index, say — joins the same check by adding its own KV key to the
-// commit's commitConflicts (write) while the commit holds its bucket
-// locks; the check and the recording then cover it with no other change.
+// encoded physical key). A key of another kind would have to be guarded
+// the way a data key is guarded by its bucket's lock.
 //
-// The check and the recording of one commit are atomic (under mu), and
-// run while the commit holds the locks of every bucket it writes, before
-// it applies anything: two commits writing one key are ordered by the
-// bucket's lock, and keys of other kinds by mu. A commit that fails after
-// its check keeps its recorded keys, so a transaction concurrent with it
-// may fail with ErrConflict too; a retry is always safe.
+// A commit checks its keys once it holds the locks of every bucket it
+// writes, before it writes anything (check), and records them once it is
+// durable, just before it publishes its high watermarks, holding the
+// engine's cutMu shared (record). Its bucket locks are held from the
+// check to the publication, so two commits writing one key are ordered
+// by the bucket's lock; and a view is cut under cutMu held exclusively,
+// so a view either sees a commit and was cut at or after its sequence
+// number, or does not see it and conflicts on its keys. A commit that
+// fails before it records its keys leaves none behind.
 //
 // While no write view is open nothing is recorded (the cost of a commit is
 // one atomic load), and the last view to close drops the recorded keys.
@@ -84,9 +84,9 @@ func (s *conflictSet) unregister(v *ReadView) {
 	}
 }
 
-// tracking reports whether a commit must record its keys now. The caller
-// holds the engine's cutMu shared, so a view cut after this load sees the
-// commit whole, and one cut before it is counted.
+// tracking reports whether a write view is open now. A commit that finds
+// none collects no keys as it merges; should a view be cut before the
+// commit publishes its writes, the commit collects them then (record).
 func (s *conflictSet) tracking() bool { return s.open.Load() > 0 }
 
 // commitConflicts collects the conflict keys of one commit: the keys it
@@ -120,39 +120,55 @@ func (c *commitConflicts) readForUpdate(path metadata.TablePath, key []byte) {
 	c.readPaths = append(c.readPaths, path)
 }
 
-// checkAndRecord fails the commit with ErrConflict when one of its keys
-// was written by a commit after view's cut (view nil: an autocommit write,
-// which checks nothing), and otherwise records the keys it writes for the
-// write views open. The caller holds every bucket lock of the commit.
-func (s *conflictSet) checkAndRecord(view *ReadView, c *commitConflicts) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if view != nil {
-		for i, k := range c.written {
-			if seq, ok := s.mu.last[k]; ok && seq > view.seq {
-				return fmt.Errorf("%w: a row of %s this transaction writes was written by another commit after the transaction began; nothing was applied, retry the transaction", metadata.ErrConflict, c.writtenPaths[i])
-			}
-		}
-		for i, k := range c.read {
-			if seq, ok := s.mu.last[k]; ok && seq > view.seq {
-				return fmt.Errorf("%w: a row of %s this transaction read FOR UPDATE was written by another commit after the transaction began; nothing was applied, retry the transaction", metadata.ErrConflict, c.readPaths[i])
-			}
-		}
-	}
-	if s.open.Load() == 0 || len(c.written) == 0 {
+// check fails the commit with ErrConflict when one of its keys was
+// written by a commit after view's cut (view nil: an autocommit write,
+// which checks nothing), or by an earlier member of its group (pending:
+// keys of commits that passed their check and are applied with it; nil:
+// none). The caller holds every bucket lock of the commit, from before the
+// check until it has recorded its keys (record), so no commit writing one
+// of its keys can come between.
+func (s *conflictSet) check(view *ReadView, c *commitConflicts, pending map[string]bool) error {
+	if view == nil {
 		return nil
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, k := range c.written {
+		if seq, ok := s.mu.last[k]; (ok && seq > view.seq) || pending[k] {
+			return fmt.Errorf("%w: a row of %s this transaction writes was written by another commit after the transaction began; nothing was applied, retry the transaction", metadata.ErrConflict, c.writtenPaths[i])
+		}
+	}
+	for i, k := range c.read {
+		if seq, ok := s.mu.last[k]; (ok && seq > view.seq) || pending[k] {
+			return fmt.Errorf("%w: a row of %s this transaction read FOR UPDATE was written by another commit after the transaction began; nothing was applied, retry the transaction", metadata.ErrConflict, c.readPaths[i])
+		}
+	}
+	return nil
+}
+
+// record records the keys the commits cs write, under one new sequence
+// number, for the write views open. The caller holds the engine's cutMu
+// shared and has not yet published the commits' high watermarks: a view
+// cut before sees none of them and conflicts on their keys, one cut after
+// sees them all.
+func (s *conflictSet) record(cs ...*commitConflicts) {
+	if s.open.Load() == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.mu.seq++
 	if s.mu.last == nil {
 		s.mu.last = map[string]int64{}
 	}
-	for _, k := range c.written {
-		s.mu.last[k] = s.mu.seq
+	for _, c := range cs {
+		for _, k := range c.written {
+			s.mu.last[k] = s.mu.seq
+		}
 	}
 	if len(s.mu.last) >= max(s.mu.pruneAt, minPrune) {
 		s.pruneLocked()
 	}
-	return nil
 }
 
 // pruneLocked drops the keys no open view can conflict on: those recorded

@@ -50,13 +50,16 @@ type Engine struct {
 	// changes (nil until then), under tabletsMu.
 	tabIndex *tabletIndex
 	// cutMu orders commits against read views: a commit holds it shared
-	// from before it locks its buckets until it has published their high
-	// watermarks, and a read view takes it exclusively for its cut, so the
-	// cut falls between commits without locking every bucket (a cost that
-	// grew with the database). Taken after mu, uniqueMu and the creation
-	// of a commit's tablets; before the buckets' locks, tabletsMu and
-	// kvMu.
+	// while it publishes (its KV write, its conflict keys and its high
+	// watermarks), after it has written and fsynced its batches with its
+	// buckets locked, and a read view takes it exclusively for its cut,
+	// so the cut falls between publications without locking every bucket
+	// (a cost that grew with the database) and without waiting for a
+	// commit's fsync. Taken after mu, uniqueMu and the buckets' locks;
+	// before tabletsMu and kvMu.
 	cutMu sync.RWMutex
+	// group combines small durable commits (commit_group.go).
+	group commitGroup
 
 	// failed is set when a write failed in a way that leaves the log's
 	// durability unknown (a failed fsync or roll back); writes are then
@@ -804,8 +807,8 @@ func (e *Engine) ListPartitions(ctx context.Context, path metadata.TablePath) ([
 // high watermark (OffsetLatest). A bucket never written to has both 0.
 //
 // The high watermarks are one cut: every commit that touches the buckets
-// is in all of them or in none (the buckets are locked together, as a
-// commit locks them, while they are read). A scan planned at them sees a
+// is in all of them or in none (they are read under cutMu, as a read
+// view's are). A scan planned at them sees a
 // table as it was at one instant, as a statement of SQLite or DuckDB
 // does, not one bucket before a commit and another after it.
 func (e *Engine) ListOffsets(ctx context.Context, buckets []metadata.TableBucket, spec metadata.OffsetSpec) (map[metadata.TableBucket]int64, error) {
@@ -846,8 +849,6 @@ func lockOrder(a, b metadata.TableBucket) int {
 	return cmp.Or(cmp.Compare(a.TableID, b.TableID), cmp.Compare(a.PartitionID, b.PartitionID), cmp.Compare(a.Bucket, b.Bucket))
 }
 
-// lockTablets sorts tablets into lockOrder, drops repeats and locks
-// them; it returns the tablets locked.
 // tabletIndex is the engine's tablets as a list, with each tablet's place
 // in it: what a read view's cut walks (a slice, not the map) and keeps to
 // find a bucket's offsets. Immutable; shared by the views cut while the
@@ -871,36 +872,23 @@ func (e *Engine) tabletIndexLocked() *tabletIndex {
 	return e.tabIndex
 }
 
-func lockTablets(tablets []*logTablet) []*logTablet {
-	slices.SortFunc(tablets, func(a, b *logTablet) int { return lockOrder(a.tb, b.tb) })
-	tablets = slices.CompactFunc(tablets, func(a, b *logTablet) bool { return a == b })
-	for _, t := range tablets {
-		t.mu.Lock()
-	}
-	return tablets
-}
-
-// latestOffsetsCut reads the high watermarks of buckets with their
-// tablets locked in commitLocked's order. tabletsMu is held until all are
-// locked, as ReadView does: a commit creates its tablets before it locks
-// any, so none can write a bucket found without a tablet (reported 0)
-// and one with a tablet within the cut.
+// latestOffsetsCut reads the high watermarks of buckets under cutMu held
+// exclusively, as ReadView does: every commit publishes its high
+// watermarks together under cutMu shared, so the ones read here are one
+// cut; and a commit creates its tablets before it publishes anything, so
+// a bucket found without a tablet (reported 0) has no commit before it.
 func (e *Engine) latestOffsetsCut(buckets []metadata.TableBucket) map[metadata.TableBucket]int64 {
 	out := make(map[metadata.TableBucket]int64, len(buckets))
+	e.cutMu.Lock()
+	defer e.cutMu.Unlock()
 	e.tabletsMu.Lock()
-	tablets := make([]*logTablet, 0, len(buckets))
+	defer e.tabletsMu.Unlock()
 	for _, tb := range buckets {
 		if t := e.tablets[tb]; t != nil {
-			tablets = append(tablets, t)
+			out[tb] = t.hw.Load()
 		} else {
 			out[tb] = 0
 		}
-	}
-	tablets = lockTablets(tablets)
-	e.tabletsMu.Unlock()
-	for _, t := range tablets {
-		out[t.tb] = t.hw.Load()
-		t.mu.Unlock()
 	}
 	return out
 }

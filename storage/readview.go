@@ -23,11 +23,12 @@ import (
 //
 // The cut is atomic with respect to Commit: a commit that touched several
 // buckets, partitions or tables is in the view everywhere or nowhere.
-// A commit holds the engine's cutMu shared from before it locks its
-// buckets until it has stored their high watermarks, and a view is cut
-// holding cutMu exclusively, so it falls between commits, never inside
-// one, at a cost that grows with the number of buckets by a counter
-// read each and not by a lock taken each.
+// A commit holds the engine's cutMu shared while it publishes (its KV
+// write, then its high watermarks), after its batches are written and
+// durable, and a view is cut holding cutMu exclusively, so it falls
+// between publications, never inside one, at a cost that grows with the
+// number of buckets by a counter read each and not by a lock taken each;
+// a commit waiting for its fsync does not hold a cut up.
 //
 // What is not isolated: the catalog. A table or partition created after
 // the view reads as empty (its buckets had no log in the view); one
@@ -88,9 +89,9 @@ type viewKv struct {
 }
 
 // ReadView captures a consistent read view of the whole engine now. It
-// waits for the commits in flight to finish (see cutMu), which blocks new
-// commits for as long as the cut takes: the time to read a few counters
-// per bucket.
+// waits for the commits publishing now (see cutMu), and holds up those
+// about to publish for as long as the cut takes: the time to read a few
+// counters per bucket.
 func (e *Engine) ReadView(ctx context.Context) (*ReadView, error) {
 	return e.readView(ctx, false)
 }
@@ -135,7 +136,8 @@ func (e *Engine) readView(ctx context.Context, write bool) (*ReadView, error) {
 	defer e.mu.RUnlock()
 	// cutMu held exclusively is the cut: no commit is between its KV
 	// write and its high watermarks, so the Pebble state is the state at
-	// the watermarks read here.
+	// the watermarks read here (and the conflict keys recorded are those
+	// of the commits the view sees).
 	e.cutMu.Lock()
 	defer e.cutMu.Unlock()
 	// tabletsMu is held while the tablets are listed: a commit creates
