@@ -74,12 +74,21 @@ func exprString(e Expr) string {
 // looser than '<' and '%' in the MySQL grammar, so 0 < (NOT 0) printed
 // bare would not read back.
 func writeOperand(b *strings.Builder, e Expr) {
-	switch e.(type) {
+	switch e := e.(type) {
 	case *Not, *Compare, *IsNull, *In, *Between, *Like:
 		b.WriteString("(")
 		writeExpr(b, e)
 		b.WriteString(")")
 		return
+	case *Subquery:
+		if e.Kind != SubScalar {
+			// A predicate over a subquery (IN, ANY, ALL, EXISTS) is
+			// no operand the parser takes bare.
+			b.WriteString("(")
+			writeExpr(b, e)
+			b.WriteString(")")
+			return
+		}
 	}
 	writeExpr(b, e)
 }
@@ -103,33 +112,33 @@ func writeExpr(b *strings.Builder, e Expr) {
 		b.WriteString("NOT ")
 		writeExpr(b, e.E)
 	case *IsNull:
-		writeExpr(b, e.E)
+		writeOperand(b, e.E)
 		if e.Not {
 			b.WriteString(" IS NOT NULL")
 		} else {
 			b.WriteString(" IS NULL")
 		}
 	case *In:
-		writeExpr(b, e.E)
+		writeOperand(b, e.E)
 		b.WriteString(" ")
 		not(e.Not)
 		b.WriteString("IN (")
 		writeList(b, e.List)
 		b.WriteString(")")
 	case *Between:
-		writeExpr(b, e.E)
+		writeOperand(b, e.E)
 		b.WriteString(" ")
 		not(e.Not)
 		b.WriteString("BETWEEN ")
-		writeExpr(b, e.Lo)
+		writeOperand(b, e.Lo)
 		b.WriteString(" AND ")
-		writeExpr(b, e.Hi)
+		writeOperand(b, e.Hi)
 	case *Like:
-		writeExpr(b, e.E)
+		writeOperand(b, e.E)
 		b.WriteString(" ")
 		not(e.Not)
 		b.WriteString("LIKE ")
-		writeExpr(b, e.Pattern)
+		writeOperand(b, e.Pattern)
 		if e.Escape != 0 {
 			b.WriteString(" ESCAPE '" + string(e.Escape) + "'")
 		}

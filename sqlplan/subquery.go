@@ -108,7 +108,7 @@ func (e *OuterRef) String() string {
 func (e *Subquery) String() string {
 	var b strings.Builder
 	if e.E != nil {
-		writeExpr(&b, e.E)
+		writeOperand(&b, e.E)
 		b.WriteString(" ")
 	}
 	switch e.Kind {
