@@ -484,8 +484,8 @@ func lockBuckets(locked []*commitBucket) (unlock func()) {
 // mergeCommit merges the prepared writes into their buckets' shares, in
 // order, and returns each write's result and the conflict keys of the
 // commit (nil when it is no transaction's, no write view is open and
-// always is false): the keys it writes and those it read FOR UPDATE. The caller holds the
-// buckets' locks.
+// always is false): the keys it writes and those it read FOR UPDATE. The
+// caller holds the buckets' locks.
 func (e *Engine) mergeCommit(preps []*preparedWrite, entries []*tableEntry, dest [][]*commitBucket, view *ReadView, always bool) ([]WriteResult, *commitConflicts, error) {
 	var ck *commitConflicts
 	if always || view != nil || e.conflicts.tracking() {
@@ -536,6 +536,14 @@ func (e *Engine) applyBuckets(label string, locked []*commitBucket, record func(
 		writes = append(writes, cb)
 	}
 	if total == 0 {
+		// Nothing changed, yet the keys were written as far as the
+		// transactions open are concerned (a no-op upsert conflicts as
+		// a change does): they are recorded as a publication would.
+		if record != nil {
+			e.cutMu.RLock()
+			record()
+			e.cutMu.RUnlock()
+		}
 		return nil
 	}
 	return e.applyLocked(label, writes, total, record)

@@ -360,3 +360,24 @@ func mustTable(t *testing.T, e *Engine, name string) metadata.TableInfo {
 	require.NoError(t, err)
 	return info
 }
+
+// TestConflictWithNoOpCommit: a commit whose upsert leaves its row as it
+// was still wrote the key: a transaction begun before it that writes the
+// key loses. Both for a small commit (applied in a group) and for one too
+// large to join one.
+func TestConflictWithNoOpCommit(t *testing.T) {
+	for _, extra := range []int{0, maxCombinedRows} {
+		e, _ := testEngine(t, "", nil)
+		createPK(t, e, "kv", nil)
+		rows := [][]any{{"a", 1, int64(10)}}
+		for i := range extra {
+			rows = append(rows, []any{"x", 100 + i, int64(i)})
+		}
+		upsert(t, e, "kv", rows...)
+		tx := txBuffer(t, e)
+		require.EqualValues(t, 0, upsert(t, e, "kv", rows...), "the same rows again change nothing")
+		bufUpsert(t, tx, "kv", []any{"a", 1, int64(12)})
+		_, err := tx.Commit(ctx)
+		require.ErrorIs(t, err, metadata.ErrConflict, "with %d more rows", extra)
+	}
+}
