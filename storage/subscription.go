@@ -237,7 +237,13 @@ func (s *Subscription) Next(ctx context.Context) bool {
 			}
 			f.b.next = f.next
 			if s.running > 0 {
-				// Another bucket behind takes the reader's place.
+				// Another bucket behind takes the reader's place, from
+				// the bucket list of the catalog now: a partition
+				// dropped meanwhile leaves before a later commit is read.
+				if err := s.refresh(); err != nil {
+					s.err = err
+					continue
+				}
 				if _, err := s.openNext(ctx); err != nil {
 					s.err = err
 				}
