@@ -508,7 +508,7 @@ func (e *Engine) mergeCommit(preps []*preparedWrite, entries []*tableEntry, dest
 			}
 			continue
 		}
-		n, err := e.mergeWrite(entries[i], p, dest[i], ck)
+		n, err := e.mergeWrite(entries[i], p, dest[i], ck, view)
 		if err != nil {
 			return nil, nil, p.wrap(err)
 		}
@@ -555,7 +555,14 @@ func (e *Engine) applyBuckets(label string, locked []*commitBucket, record func(
 // merge engine, and collect the changelog: +I new; -U old, +U new (only
 // +U with changelog image WAL); -D old; nothing when nothing changes.
 // Every key the write names, changed or not, joins ck (when not nil).
-func (e *Engine) mergeWrite(entry *tableEntry, p *preparedWrite, dest []*commitBucket, ck *commitConflicts) (int64, error) {
+//
+// A row the transaction's write view read (view: nil for none) is taken
+// from the view rather than read again: the conflict check that follows
+// the merge fails the commit unless no commit wrote the key after the
+// view was cut, and then the view's row is the stored one. Not for a
+// table with indexes: their check, which runs before the conflict check,
+// must not see a row older than the stored one.
+func (e *Engine) mergeWrite(entry *tableEntry, p *preparedWrite, dest []*commitBucket, ck *commitConflicts, view *ReadView) (int64, error) {
 	del := p.w.Kind == WriteDelete
 	m := newMerger(&entry.Info, p.target, p.defaults)
 	kc := newKeyCodec(&entry.Info)
@@ -571,6 +578,11 @@ func (e *Engine) mergeWrite(entry *tableEntry, p *preparedWrite, dest []*commitB
 		}
 		ck.write(entry.Info.Path, key)
 		old, ok := cb.state[string(key)]
+		if !ok && cb.orig == nil && view != nil {
+			if old, ok, err = view.readRow(entry, key); err != nil {
+				return 0, err
+			}
+		}
 		if !ok {
 			if old, err = e.kvGet(entry, key); err != nil {
 				return 0, err

@@ -314,6 +314,22 @@ func (v *ReadView) get(entry *tableEntry, key []byte) ([]any, error) {
 	return v.getColumns(entry, key, nil)
 }
 
+// readRow is the row of key as the view read it before (ok false when it
+// did not, or is closed), decoded.
+func (v *ReadView) readRow(entry *tableEntry, key []byte) (row []any, ok bool, err error) {
+	v.mu.Lock()
+	val, ok := v.mu.rows[string(key)]
+	ok = ok && !v.mu.closed
+	v.mu.Unlock()
+	if !ok || val == nil {
+		return nil, ok, nil
+	}
+	if row, err = decodeRowValue(val, &entry.Info, entry.types); err != nil {
+		return nil, false, fmt.Errorf("read %s: %w", entry.Info.Path, err)
+	}
+	return row, true, nil
+}
+
 // getColumns is get decoding only the columns need marks (nil: all).
 func (v *ReadView) getColumns(entry *tableEntry, key []byte, need []bool) ([]any, error) {
 	if len(v.broken) > 0 && len(key) > bucketIDSize {
