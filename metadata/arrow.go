@@ -273,6 +273,11 @@ func unitNanos(u arrow.TimeUnit) int64 {
 	return 1
 }
 
+// TimestampIn counts t in unit since the epoch, rounding toward the past,
+// as a TIMESTAMP column of that unit stores it; ok is false when it does
+// not fit.
+func TimestampIn(t time.Time, u arrow.TimeUnit) (int64, bool) { return timestampIn(t, u) }
+
 // timestampIn counts t in unit since the epoch, rounding toward the past.
 func timestampIn(t time.Time, u arrow.TimeUnit) (int64, bool) {
 	switch u {

@@ -210,6 +210,15 @@ func (e *Engine) encodeBatches(entry *tableEntry, rows [][]any, changes []metada
 // row (a changelog batch of a primary-key table).
 func (e *Engine) encodeRows(entry *tableEntry, rows [][]any, changes []metadata.ChangeType) ([]byte, error) {
 	info := &entry.Info
+	batch := logformat.Batch{SchemaID: int16(info.SchemaID), ChangeTypes: changes, Stats: columnStats(entry, rows)}
+	opts := logformat.EncodeOptions{Types: entry.types, Compression: info.Config.Compression, Allocator: e.opts.Allocator}
+	if entry.rowEnc != nil {
+		// Straight from the rows; a value the encoder does not take
+		// goes the Arrow way, which reports it.
+		if out, ok, err := logformat.EncodeRowBatch(nil, batch, entry.rowEnc, rows, opts); ok || err != nil {
+			return out, err
+		}
+	}
 	rb := array.NewRecordBuilder(e.opts.Allocator, entry.arrow)
 	defer rb.Release()
 	for _, row := range rows {
@@ -221,12 +230,8 @@ func (e *Engine) encodeRows(entry *tableEntry, rows [][]any, changes []metadata.
 	}
 	rec := rb.NewRecordBatch()
 	defer rec.Release()
-	return logformat.EncodeBatch(nil, logformat.Batch{
-		SchemaID:    int16(info.SchemaID),
-		ChangeTypes: changes,
-		Stats:       columnStats(entry, rows),
-		Record:      rec,
-	}, logformat.EncodeOptions{Types: entry.types, Compression: info.Config.Compression, Allocator: e.opts.Allocator})
+	batch.Record = rec
+	return logformat.EncodeBatch(nil, batch, opts)
 }
 
 // columnStats computes the statistics a batch of rows carries: min, max

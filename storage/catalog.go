@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/storage/internal/logformat"
 )
 
 const (
@@ -86,8 +87,12 @@ type tableEntry struct {
 
 	// Derived, never stored: rebuilt by prepare.
 	arrow *arrow.Schema
-	types []metadata.DataType
-	stats []int // statistics columns
+	// rowEnc encodes uncompressed batches straight from rows; nil when
+	// the table's log is compressed or a column type needs the Arrow
+	// builders.
+	rowEnc *logformat.RowEncoder
+	types  []metadata.DataType
+	stats  []int // statistics columns
 	// roundRobin is the next bucket of keyless routing; shared by the
 	// copies of one table's entry so it survives catalog changes.
 	roundRobin *atomic.Uint64
@@ -137,6 +142,10 @@ func (c *catalog) clone() *catalog {
 func (t *tableEntry) prepare() error {
 	info := &t.Info
 	t.arrow = metadata.ArrowSchema(info.Schema.Columns)
+	t.rowEnc = nil
+	if c := info.Config.Compression; c == "" || c == logformat.CompressionNone {
+		t.rowEnc = logformat.NewRowEncoder(t.arrow)
+	}
 	t.types = make([]metadata.DataType, len(info.Schema.Columns))
 	for i, c := range info.Schema.Columns {
 		t.types[i] = c.Type

@@ -36,18 +36,39 @@ type EncodeOptions struct {
 
 // EncodeBatch appends the encoded batch to dst.
 func EncodeBatch(dst []byte, b Batch, opts EncodeOptions) ([]byte, error) {
-	rows := b.Record.NumRows()
+	out, _, err := encodeBatch(dst, b, b.Record.NumRows(), opts, func(dst []byte) ([]byte, bool, error) {
+		dst, err := AppendRecordMessage(dst, b.Record, opts.Compression, opts.Allocator)
+		return dst, true, err
+	})
+	return out, err
+}
+
+// EncodeRowBatch is EncodeBatch of rows given as Go values (b.Record
+// unused), encoded by enc: ok is false, and dst returned as it was, when
+// enc does not take one of the values (RowEncoder.Append). enc writes
+// uncompressed messages only.
+func EncodeRowBatch(dst []byte, b Batch, enc *RowEncoder, rows [][]any, opts EncodeOptions) ([]byte, bool, error) {
+	if c := opts.Compression; c != "" && c != CompressionNone {
+		return dst, false, nil
+	}
+	return encodeBatch(dst, b, int64(len(rows)), opts, func(dst []byte) ([]byte, bool, error) {
+		dst, ok := enc.Append(dst, rows)
+		return dst, ok, nil
+	})
+}
+
+func encodeBatch(dst []byte, b Batch, rows int64, opts EncodeOptions, appendRecords func([]byte) ([]byte, bool, error)) ([]byte, bool, error) {
 	if rows > math.MaxInt32 {
-		return dst, fmt.Errorf("batch of %d rows is too large", rows)
+		return dst, false, fmt.Errorf("batch of %d rows is too large", rows)
 	}
 	if b.ChangeTypes != nil && int64(len(b.ChangeTypes)) != rows {
-		return dst, fmt.Errorf("batch of %d rows has %d change types", rows, len(b.ChangeTypes))
+		return dst, false, fmt.Errorf("batch of %d rows has %d change types", rows, len(b.ChangeTypes))
 	}
 	start := len(dst)
 	dst = append(dst, make([]byte, HeaderSize)...)
 	var err error
 	if dst, err = AppendStats(dst, b.Stats, opts.Types); err != nil {
-		return dst[:start], err
+		return dst[:start], false, err
 	}
 	statsLen := len(dst) - start - HeaderSize
 	if len(b.Stats) == 0 {
@@ -58,12 +79,13 @@ func EncodeBatch(dst []byte, b Batch, opts EncodeOptions) ([]byte, error) {
 	for _, c := range b.ChangeTypes {
 		dst = append(dst, byte(c))
 	}
-	if dst, err = AppendRecordMessage(dst, b.Record, opts.Compression, opts.Allocator); err != nil {
-		return dst[:start], err
+	var ok bool
+	if dst, ok, err = appendRecords(dst); err != nil || !ok {
+		return dst[:start], false, err
 	}
 	size := len(dst) - start
 	if size-LengthFieldEnd > math.MaxInt32 {
-		return dst[:start], fmt.Errorf("batch of %d bytes is too large", size)
+		return dst[:start], false, fmt.Errorf("batch of %d bytes is too large", size)
 	}
 	h := Header{
 		BaseOffset:       b.BaseOffset,
@@ -84,7 +106,7 @@ func EncodeBatch(dst []byte, b Batch, opts EncodeOptions) ([]byte, error) {
 	putHeader(out, h)
 	h.CRC = Checksum(out)
 	putHeader(out, h)
-	return dst, nil
+	return dst, true, nil
 }
 
 // Decoded is an encoded batch split into its parts. The slices alias the
