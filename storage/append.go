@@ -49,7 +49,8 @@ func (e *Engine) Append(ctx context.Context, path metadata.TablePath, rows [][]a
 // unchecked (a partial update, or the key of a delete). trusted rows are
 // full rows already checked against this table version (Write.Checked):
 // they are routed as they are.
-func routeRows(info *metadata.TableInfo, rows [][]any, only []int, trusted bool) (routedRows, error) {
+func routeRows(entry *tableEntry, rows [][]any, only []int, trusted bool) (routedRows, error) {
+	info := &entry.Info
 	cols := info.Schema.Columns
 	var skip []bool
 	if only != nil {
@@ -62,12 +63,7 @@ func routeRows(info *metadata.TableInfo, rows [][]any, only []int, trusted bool)
 		}
 	}
 	out := routedRows{values: make([][]any, len(rows)), buckets: make([]int, len(rows))}
-	partIdx := info.PartitionKeyIndexes()
-	bucketIdx := info.BucketKeyIndexes()
-	var bucketTypes []metadata.DataType
-	for _, i := range bucketIdx {
-		bucketTypes = append(bucketTypes, cols[i].Type)
-	}
+	partIdx, bucketIdx, bucketTypes := entry.partKey, entry.bucketKey, entry.bucketTypes
 	if len(partIdx) > 0 {
 		out.partitions = make([]string, len(rows))
 		out.partValues = map[string][]string{}

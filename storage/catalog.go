@@ -92,7 +92,10 @@ type tableEntry struct {
 	// builders.
 	rowEnc *logformat.RowEncoder
 	types  []metadata.DataType
-	stats  []int // statistics columns
+	// The key column layouts, by column index, with their types.
+	pk, physKey, bucketKey, partKey []int
+	pkTypes, physTypes, bucketTypes []metadata.DataType
+	stats                           []int // statistics columns
 	// roundRobin is the next bucket of keyless routing; shared by the
 	// copies of one table's entry so it survives catalog changes.
 	roundRobin *atomic.Uint64
@@ -138,6 +141,24 @@ func (c *catalog) clone() *catalog {
 	return &out
 }
 
+// prepareKeys fills the column types and the key column layouts.
+func (t *tableEntry) prepareKeys() {
+	info := &t.Info
+	t.types = make([]metadata.DataType, len(info.Schema.Columns))
+	for i, c := range info.Schema.Columns {
+		t.types[i] = c.Type
+	}
+	typesOf := func(idx []int) []metadata.DataType {
+		out := make([]metadata.DataType, len(idx))
+		for j, i := range idx {
+			out[j] = t.types[i]
+		}
+		return out
+	}
+	t.pk, t.physKey, t.bucketKey, t.partKey = info.PrimaryKeyIndexes(), info.PhysicalKeyIndexes(), info.BucketKeyIndexes(), info.PartitionKeyIndexes()
+	t.pkTypes, t.physTypes, t.bucketTypes = typesOf(t.pk), typesOf(t.physKey), typesOf(t.bucketKey)
+}
+
 // prepare fills a table entry's derived fields.
 func (t *tableEntry) prepare() error {
 	info := &t.Info
@@ -146,10 +167,7 @@ func (t *tableEntry) prepare() error {
 	if c := info.Config.Compression; c == "" || c == logformat.CompressionNone {
 		t.rowEnc = logformat.NewRowEncoder(t.arrow)
 	}
-	t.types = make([]metadata.DataType, len(info.Schema.Columns))
-	for i, c := range info.Schema.Columns {
-		t.types[i] = c.Type
-	}
+	t.prepareKeys()
 	t.stats = nil
 	if names := info.Config.StatisticsColumns; names == nil {
 		for i, c := range info.Schema.Columns {

@@ -197,7 +197,7 @@ func (e *Engine) prepareWrites(writes []Write) ([]*preparedWrite, error) {
 		}
 		trusted := w.Kind == WriteAppend && w.Checked != nil && w.Checked.TableID == info.TableID &&
 			w.Checked.SchemaID == info.SchemaID && fullRows(w.Rows, len(info.Schema.Columns))
-		if p.routed, err = routeRows(info, w.Rows, only, trusted); err != nil {
+		if p.routed, err = routeRows(entries[i], w.Rows, only, trusted); err != nil {
 			return nil, p.wrap(err)
 		}
 		preps[i] = p
@@ -387,7 +387,7 @@ func writtenKeys(preps []*preparedWrite, entries []*tableEntry, dest [][]*commit
 		if !p.pk || p.lock {
 			continue
 		}
-		kc := newKeyCodec(&entries[i].Info)
+		kc := entries[i].keyCodec()
 		for r, cb := range dest[i] {
 			if cb == nil {
 				continue
@@ -565,7 +565,7 @@ func (e *Engine) applyBuckets(label string, locked []*commitBucket, record func(
 func (e *Engine) mergeWrite(entry *tableEntry, p *preparedWrite, dest []*commitBucket, ck *commitConflicts, view *ReadView) (int64, error) {
 	del := p.w.Kind == WriteDelete
 	m := newMerger(&entry.Info, p.target, p.defaults)
-	kc := newKeyCodec(&entry.Info)
+	kc := entry.keyCodec()
 	var affected int64
 	for r, cb := range dest {
 		if cb == nil {
@@ -633,7 +633,7 @@ func lockKeys(entry *tableEntry, p *preparedWrite, dest []*commitBucket, ck *com
 	if ck == nil {
 		return nil
 	}
-	kc := newKeyCodec(&entry.Info)
+	kc := entry.keyCodec()
 	for r, cb := range dest {
 		if cb == nil {
 			continue // a bucket never written, or a partition gone: no conflict

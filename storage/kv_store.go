@@ -398,7 +398,7 @@ func (e *Engine) replayBucket(entry *tableEntry, t *logTablet, kb *kvBucket) err
 		return err
 	}
 	defer r.Close()
-	kc := newKeyCodec(&entry.Info)
+	kc := entry.keyCodec()
 	ixs := entry.indexes
 	// The slots of a UNIQUE index carry their rows and must stay exact
 	// (see kvIndexTag): each change then replaces the row it reads from
@@ -663,6 +663,12 @@ type keyCodec struct {
 	idx   []int
 	types []metadata.DataType
 	vals  []any
+}
+
+// keyCodec is newKeyCodec of the entry's table, from its prepared
+// layout.
+func (t *tableEntry) keyCodec() *keyCodec {
+	return &keyCodec{idx: t.physKey, types: t.physTypes, vals: make([]any, len(t.physKey))}
 }
 
 func newKeyCodec(info *metadata.TableInfo) *keyCodec {

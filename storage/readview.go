@@ -401,7 +401,7 @@ func (v *ReadView) Lookup(ctx context.Context, path metadata.TablePath, keyRow [
 			return nil, false, nil
 		}
 	}
-	routed, err := routeRows(info, [][]any{keyRow}, pk, false)
+	routed, err := routeRows(entry, [][]any{keyRow}, pk, false)
 	if err != nil {
 		return nil, false, fmt.Errorf("lookup in %s: %w", path, err)
 	}
@@ -412,7 +412,7 @@ func (v *ReadView) Lookup(ctx context.Context, path metadata.TablePath, keyRow [
 		}
 		return nil, false, nil
 	}
-	key, err := newKeyCodec(info).key(tb, routed.values[0])
+	key, err := entry.keyCodec().key(tb, routed.values[0])
 	if err != nil {
 		return nil, false, fmt.Errorf("lookup in %s: %w", path, err)
 	}
@@ -548,11 +548,11 @@ func (b *WriteBuffer) Lock(ctx context.Context, path metadata.TablePath, rows []
 	if !info.HasPrimaryKey() || len(rows) == 0 {
 		return nil
 	}
-	routed, err := routeRows(info, rows, info.PrimaryKeyIndexes(), false)
+	routed, err := routeRows(entry, rows, entry.pk, false)
 	if err != nil {
 		return fmt.Errorf("FOR UPDATE keys of %s: %w", path, err)
 	}
-	dk := newDeltaKeyer(info)
+	dk := entry.deltaKeyer()
 	var keep [][]any
 	for r, in := range routed.values {
 		k, err := lockKey(info, dk, in)
@@ -734,7 +734,7 @@ func (b *WriteBuffer) add(ctx context.Context, w Write, checked *CheckedRows) (W
 	default:
 		return WriteResult{}, fmt.Errorf("%w: write kind %d", metadata.ErrInvalidValue, int(w.Kind))
 	}
-	routed, err := routeRows(info, w.Rows, only, false)
+	routed, err := routeRows(entry, w.Rows, only, false)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -795,8 +795,8 @@ func (b *WriteBuffer) mergeAppend(w Write) bool {
 // leaves the buffer as it was).
 func (b *WriteBuffer) merge(entry *tableEntry, del bool, m *merger, routed *routedRows) (int64, error) {
 	info := &entry.Info
-	kc := newKeyCodec(info)
-	dk := newDeltaKeyer(info)
+	kc := entry.keyCodec()
+	dk := entry.deltaKeyer()
 	next := map[string][]any{}
 	buffered := b.rows[info.TableID]
 	var affected int64
@@ -991,12 +991,14 @@ func (b *WriteBuffer) Delta(info *metadata.TableInfo) (d TableDelta, ok bool, er
 		d.Keys = b.rows[info.TableID]
 		return d, len(d.Keys) > 0, nil
 	}
+	keys := &tableEntry{Info: *info}
+	keys.prepareKeys()
 	for _, w := range b.writes {
 		if w.Kind != WriteAppend || w.Path != info.Path {
 			continue
 		}
 		trusted := w.Checked != nil && w.Checked.TableID == info.TableID && w.Checked.SchemaID == info.SchemaID
-		routed, err := routeRows(info, w.Rows, nil, trusted)
+		routed, err := routeRows(keys, w.Rows, nil, trusted)
 		if err != nil {
 			return TableDelta{}, false, fmt.Errorf("buffered rows of %s: %w", info.Path, err)
 		}
@@ -1017,6 +1019,12 @@ type DeltaKeyer struct {
 
 // NewDeltaKeyer returns the keyer of a primary-key table.
 func NewDeltaKeyer(info *metadata.TableInfo) *DeltaKeyer { return newDeltaKeyer(info) }
+
+// deltaKeyer is newDeltaKeyer of the entry's table, from its prepared
+// layout.
+func (t *tableEntry) deltaKeyer() *DeltaKeyer {
+	return &DeltaKeyer{idx: t.pk, types: t.pkTypes, vals: make([]any, len(t.pk))}
+}
 
 func newDeltaKeyer(info *metadata.TableInfo) *DeltaKeyer {
 	k := &DeltaKeyer{idx: info.PrimaryKeyIndexes()}
