@@ -20,7 +20,7 @@ func TestPreparedIndexLookupAgreesWithBinding(t *testing.T) {
 	require.Contains(t, e.warmAndFresh(st, "a@x"), "1.5")
 	require.NotNil(t, st.prepLookup.tmpl, "the unique-index lookup keeps its binding")
 	require.NotNil(t, st.prepLookup.tmpl.Index())
-	for _, a := range []any{"b@x", "none", nil, 1, "", "A@X", int64(2)} {
+	for _, a := range []any{"b@x", "none", nil, 1, "", "A@X", int64(2), "a@x\xff", []byte("a@x")} {
 		e.warmAndFresh(st, a)
 	}
 	require.NotContains(t, e.warmAndFresh(st, nil), "3.5", "NULL = NULL finds no row")

@@ -155,6 +155,16 @@ func TestPreparedLookupAgreesWithBinding(t *testing.T) {
 	require.Contains(t, e.warmAndFresh(tk, 127), `"max"`)
 	require.NotNil(t, tk.prepLookup.tmpl)
 
+	// A string argument against a STRING key.
+	e.exec(`CREATE TABLE sk (k STRING, v INT, PRIMARY KEY (k) NOT ENFORCED)`)
+	e.exec(`INSERT INTO sk VALUES ('a', 1), ('', 2), ('é', 3), ('10', 4)`)
+	sk := e.prepare(`SELECT v FROM sk WHERE k = ?`)
+	for _, a := range []any{"a", "", "é", "b", "a\xff", "\xff", []byte("a"), 10, int64(10), 1.5, nil, true} {
+		e.warmAndFresh(sk, a)
+	}
+	require.Contains(t, e.warmAndFresh(sk, "é"), "3")
+	require.NotNil(t, sk.prepLookup.tmpl)
+
 	named := e.prepare(`SELECT r FROM kv WHERE id = :id`)
 	for _, id := range []any{int64(1), int64(3), "1", nil} {
 		require.Equal(t,

@@ -3,6 +3,7 @@ package sqlplan
 import (
 	"context"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/flusslite/fluss/metadata"
 )
@@ -181,6 +182,16 @@ func (t *LookupTemplate) KeyRow(args []Arg) (row []any, ok bool) {
 				return nil, false
 			}
 			row[k.ref.Index] = key
+			continue
+		}
+		if x, isStr := v.(string); isStr && t.Root == metadata.String && k.ref.T.Equal(t) {
+			// What the steps below come to for a string argument and a
+			// STRING key: the string itself. One that is not UTF-8
+			// text, which no row holds, goes the full path.
+			if !utf8.ValidString(x) {
+				return nil, false
+			}
+			row[k.ref.Index] = v
 			continue
 		}
 		lit, err := argLiteral(v)
