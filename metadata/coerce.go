@@ -300,7 +300,10 @@ func toInteger(t DataType, v any) (any, error) {
 	}
 	switch x := v.(type) {
 	case int64:
-		return check(x)
+		if x < lo || x > hi {
+			return nil, errRange(t, v)
+		}
+		return v, nil // already the canonical value: no new boxing
 	case uint64:
 		if x > math.MaxInt64 {
 			return nil, errRange(t, v)
@@ -398,6 +401,9 @@ func toFloat(t DataType, v any) (any, error) {
 			return nil, errRange(t, v)
 		}
 		return float64(f32), nil
+	}
+	if _, same := v.(float64); same {
+		return v, nil // already the canonical value: no new boxing
 	}
 	return f, nil
 }
