@@ -31,10 +31,15 @@ import (
 // values are coerced to their types first. A NULL value is ErrConstraint;
 // ARRAY, MAP and ROW are not key types (ErrUnsupported).
 func EncodeKey(types []DataType, values []any) ([]byte, error) {
+	return AppendKey(nil, types, values)
+}
+
+// AppendKey is EncodeKey appending the key to dst.
+func AppendKey(dst []byte, types []DataType, values []any) ([]byte, error) {
 	if len(types) != len(values) {
 		return nil, fmt.Errorf("%w: %d key types but %d key values", ErrInvalidValue, len(types), len(values))
 	}
-	var buf []byte
+	buf := dst
 	for i, t := range types {
 		v, err := CoerceValue(t, values[i])
 		if err != nil {

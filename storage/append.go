@@ -68,7 +68,17 @@ func routeRows(entry *tableEntry, rows [][]any, only []int, trusted bool) (route
 		out.partitions = make([]string, len(rows))
 		out.partValues = map[string][]string{}
 	}
-	keyVals := make([]any, len(bucketIdx))
+	// Scratch for the bucket key of each row: on the stack for the usual
+	// short keys.
+	var (
+		keyArr  [4]any
+		keyBuf  [64]byte
+		keyVals = keyArr[:0]
+	)
+	if len(bucketIdx) > len(keyArr) {
+		keyVals = make([]any, 0, len(bucketIdx))
+	}
+	keyVals = keyVals[:len(bucketIdx)]
 	for r, row := range rows {
 		if len(row) != len(cols) && !(len(row) < len(cols) && info.HadWidth(len(row))) {
 			return routedRows{}, fmt.Errorf("%w: row %d has %d values, table %s has %d columns", metadata.ErrInvalidValue, r+1, len(row), info.Path, len(cols))
@@ -122,7 +132,7 @@ func routeRows(entry *tableEntry, rows [][]any, only []int, trusted bool) (route
 			for k, c := range bucketIdx {
 				keyVals[k] = vals[c]
 			}
-			key, err := metadata.EncodeKey(bucketTypes, keyVals)
+			key, err := metadata.AppendKey(keyBuf[:0], bucketTypes, keyVals)
 			if err != nil {
 				if slices.Contains(keyVals, nil) {
 					err = fmt.Errorf("%w: %w", metadata.ErrConstraint, err)

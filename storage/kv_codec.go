@@ -336,16 +336,26 @@ func decodeRowValue(b []byte, info *metadata.TableInfo, types []metadata.DataTyp
 // all the same.
 func decodeRowColumns(b []byte, info *metadata.TableInfo, types []metadata.DataType, need []bool) ([]any, error) {
 	row := make([]any, len(types))
-	have, err := decodeColumns(b, info, len(types), func(d *rowDecoder, i int, null bool) {
+	// decodeColumns's loop, without its callback: the decoder stays on
+	// the stack (this is every point read's decode).
+	d := rowDecoder{b: b}
+	have, nulls, err := d.columns(info, len(types))
+	if err != nil {
+		return nil, err
+	}
+	for i := range have {
+		if d.err != nil {
+			return nil, d.err
+		}
 		switch {
-		case null:
+		case isNull(nulls, i):
 		case need == nil || need[i]:
 			row[i] = d.value(types[i], 0)
 		default:
 			d.skip(types[i])
 		}
-	})
-	if err != nil {
+	}
+	if err := d.end(); err != nil {
 		return nil, err
 	}
 	for i := have; i < len(types); i++ {
@@ -400,9 +410,26 @@ func appendRowColumns(rb *array.RecordBuilder, b []byte, info *metadata.TableInf
 // their metadata.Column.PadValue.
 func decodeColumns(b []byte, info *metadata.TableInfo, n int, col func(d *rowDecoder, i int, null bool)) (have int, err error) {
 	d := &rowDecoder{b: b}
+	have, nulls, err := d.columns(info, n)
+	if err != nil {
+		return 0, err
+	}
+	for i := range have {
+		if d.err != nil {
+			return 0, d.err
+		}
+		col(d, i, isNull(nulls, i))
+	}
+	return have, d.end()
+}
+
+// columns reads a row value's schema id and null bitmap: have is the
+// number of columns the value holds (fewer than n for a row stored before
+// columns were added).
+func (d *rowDecoder) columns(info *metadata.TableInfo, n int) (have int, nulls []byte, err error) {
 	sid := d.uvarint("schema id")
 	if d.err != nil {
-		return 0, d.err
+		return 0, nil, d.err
 	}
 	have = n
 	if sid != uint64(info.SchemaID) {
@@ -411,21 +438,21 @@ func decodeColumns(b []byte, info *metadata.TableInfo, n int, col func(d *rowDec
 			k, ok = info.SchemaColumns(int32(sid))
 		}
 		if !ok || k > n {
-			return 0, fmt.Errorf("%w: row value has schema id %d, which table %s (schema id %d) never had", metadata.ErrCorrupt, sid, info.Path, info.SchemaID)
+			return 0, nil, fmt.Errorf("%w: row value has schema id %d, which table %s (schema id %d) never had", metadata.ErrCorrupt, sid, info.Path, info.SchemaID)
 		}
 		have = k
 	}
-	nulls := d.bitmap(have)
-	for i := range have {
-		if d.err != nil {
-			return 0, d.err
-		}
-		col(d, i, isNull(nulls, i))
-	}
+	nulls = d.bitmap(have)
+	return have, nulls, d.err
+}
+
+// end fails when bytes follow the last column, and returns the first
+// error of the decode.
+func (d *rowDecoder) end() error {
 	if d.err == nil && len(d.b) != 0 {
 		d.fail(fmt.Sprintf("%d bytes after the last column", len(d.b)))
 	}
-	return have, d.err
+	return d.err
 }
 
 // padValue is what column i reads in a row stored before it was added.
