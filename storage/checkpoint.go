@@ -102,6 +102,15 @@ type checkpointState struct {
 	written map[metadata.TableBucket]ackedRange
 	// commits counts commits since the last checkpoint.
 	commits atomic.Int64
+	// kick asks the checkpointer (checkpointLoop) for a checkpoint.
+	// asked counts the checkpoints asked for, and written is the count
+	// the last one written covered (waitCheckpoint), guarded by
+	// writtenMu.
+	kick      chan struct{}
+	asked     atomic.Int64
+	writtenMu sync.Mutex
+	writtenC  sync.Cond
+	writtenN  int64
 }
 
 func encodeAcked(entries map[metadata.TableBucket]ackedRange) []byte {
@@ -589,20 +598,56 @@ func (e *Engine) closeAcked() error {
 	return e.journal.empty()
 }
 
-// noteCommit counts a commit and writes the checkpoint every
-// checkpointEveryCommits of them. A failure is logged: the previous
-// checkpoint still holds. Without Sync there is nothing new to claim
-// before Close.
+// noteCommit counts a commit and, every checkpointEveryCommits of them,
+// asks the checkpointer for a checkpoint. Without Sync there is nothing
+// new to claim before Close.
 func (e *Engine) noteCommit() {
-	if !e.opts.Sync || e.ckpt.commits.Add(1) < checkpointEveryCommits {
+	if !e.opts.Sync || e.ckpt.commits.Add(1) < checkpointEveryCommits || e.ckpt.kick == nil {
 		return
 	}
-	if _, err := e.readLock(); err != nil {
-		return
+	e.ckpt.asked.Add(1)
+	select {
+	case e.ckpt.kick <- struct{}{}:
+	default: // one is asked for already, not yet begun
 	}
-	defer e.mu.RUnlock()
-	if err := e.writeAcked(); err != nil {
-		e.opts.Logger.Warn("could not write the acknowledged-offsets checkpoint", "err", err)
+}
+
+// checkpointLoop writes the checkpoint when noteCommit asks, until stop:
+// in the background, for its fsyncs (the data the redo commits deferred,
+// the file, its directory) would otherwise hold up the commit that
+// happened to be the one to ask. Its bounds are read when it writes, so
+// they cover at least every commit that asked. A failure is logged: the
+// previous checkpoint still holds.
+func (e *Engine) checkpointLoop(stop <-chan struct{}) {
+	defer e.bg.wg.Done()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-e.ckpt.kick:
+		}
+		asked := e.ckpt.asked.Load()
+		if _, err := e.readLock(); err == nil {
+			if err := e.writeAcked(); err != nil {
+				e.opts.Logger.Warn("could not write the acknowledged-offsets checkpoint", "err", err)
+			}
+			e.mu.RUnlock()
+		}
+		e.ckpt.writtenMu.Lock()
+		e.ckpt.writtenN = asked
+		e.ckpt.writtenC.Broadcast()
+		e.ckpt.writtenMu.Unlock()
+	}
+}
+
+// waitCheckpoint returns once every checkpoint asked for before the call
+// is written, or tried (for tests).
+func (e *Engine) waitCheckpoint() {
+	asked := e.ckpt.asked.Load()
+	e.ckpt.writtenMu.Lock()
+	defer e.ckpt.writtenMu.Unlock()
+	for e.ckpt.writtenN < asked {
+		e.ckpt.writtenC.Wait()
 	}
 }
 

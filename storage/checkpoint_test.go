@@ -235,8 +235,9 @@ func TestCommitsWriteTheCheckpoint(t *testing.T) {
 		for i := range 4 {
 			appendRows(t, e, "orders", [][]any{orderRow(i)})
 		}
-		// As if the process died now: the fourth commit wrote the
-		// checkpoint, Close does not get to.
+		// As if the process died once the checkpoint the fourth commit
+		// asked for is written: Close does not get to write one.
+		e.waitCheckpoint()
 		restore = keepAcked(t, dir)
 	}()
 	restore()
@@ -270,6 +271,7 @@ func TestAppendRecordWritesTheCheckpoint(t *testing.T) {
 			arr.Release()
 			b.Release()
 		}
+		e.waitCheckpoint()
 		restore = keepAcked(t, dir)
 	}()
 	restore()

@@ -172,6 +172,12 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.bg.stop = make(chan struct{})
+	if opts.Sync {
+		e.ckpt.kick = make(chan struct{}, 1)
+		e.ckpt.writtenC.L = &e.ckpt.writtenMu
+		e.bg.wg.Add(1)
+		go e.checkpointLoop(e.bg.stop)
+	}
 	e.autoPartitionAll(context.Background())
 	if opts.KvSnapshotInterval > 0 {
 		e.bg.wg.Add(1)
