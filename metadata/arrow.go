@@ -192,16 +192,18 @@ func AppendValue(b array.Builder, t DataType, v any) error {
 		bb.Append(arrow.Date32(x))
 	case *array.Time32Builder:
 		x, ok := v.(TimeValue)
-		if !ok || x < 0 || int64(x) >= nanosPerDay {
+		n, in := TimeIn(x, bb.Type().(*arrow.Time32Type).Unit)
+		if !ok || !in {
 			return wrong()
 		}
-		bb.Append(arrow.Time32(int64(x) / unitNanos(bb.Type().(*arrow.Time32Type).Unit)))
+		bb.Append(arrow.Time32(n))
 	case *array.Time64Builder:
 		x, ok := v.(TimeValue)
-		if !ok || x < 0 || int64(x) >= nanosPerDay {
+		n, in := TimeIn(x, bb.Type().(*arrow.Time64Type).Unit)
+		if !ok || !in {
 			return wrong()
 		}
-		bb.Append(arrow.Time64(int64(x) / unitNanos(bb.Type().(*arrow.Time64Type).Unit)))
+		bb.Append(arrow.Time64(n))
 	case *array.TimestampBuilder:
 		x, ok := v.(time.Time)
 		if !ok {
@@ -271,6 +273,15 @@ func unitNanos(u arrow.TimeUnit) int64 {
 		return 1e3
 	}
 	return 1
+}
+
+// TimeIn counts x, a time of day, in unit as a TIME column of that unit
+// stores it; ok is false when x is not within a day.
+func TimeIn(x TimeValue, u arrow.TimeUnit) (int64, bool) {
+	if x < 0 || int64(x) >= nanosPerDay {
+		return 0, false
+	}
+	return int64(x) / unitNanos(u), true
 }
 
 // TimestampIn counts t in unit since the epoch, rounding toward the past,

@@ -46,10 +46,9 @@ const (
 
 type rowColumn struct {
 	kind  rowKind
-	width int   // bytes per value of a fixed-width kind
-	unit  int64 // nanoseconds per unit of a time kind
-	tunit arrow.TimeUnit
-	prec  int32 // of a decimal
+	width int            // bytes per value of a fixed-width kind
+	unit  arrow.TimeUnit // of a time or timestamp kind
+	prec  int32          // of a decimal
 	scale int32
 }
 
@@ -77,14 +76,14 @@ func NewRowEncoder(schema *arrow.Schema) *RowEncoder {
 		case *arrow.Date32Type:
 			c.kind, c.width = rowDate32, 4
 		case *arrow.Time32Type:
-			c.kind, c.width, c.unit = rowTime32, 4, unitNanos(dt.Unit)
+			c.kind, c.width, c.unit = rowTime32, 4, dt.Unit
 		case *arrow.Time64Type:
-			c.kind, c.width, c.unit = rowTime64, 8, unitNanos(dt.Unit)
+			c.kind, c.width, c.unit = rowTime64, 8, dt.Unit
 		case *arrow.TimestampType:
 			if dt.TimeZone != "" {
 				return nil
 			}
-			c.kind, c.width, c.tunit = rowTimestamp, 8, dt.Unit
+			c.kind, c.width, c.unit = rowTimestamp, 8, dt.Unit
 		case *arrow.Decimal128Type:
 			c.kind, c.width, c.prec, c.scale = rowDecimal128, 16, dt.Precision, dt.Scale
 		case *arrow.StringType:
@@ -99,20 +98,6 @@ func NewRowEncoder(schema *arrow.Schema) *RowEncoder {
 	}
 	return e
 }
-
-func unitNanos(u arrow.TimeUnit) int64 {
-	switch u {
-	case arrow.Second:
-		return 1e9
-	case arrow.Millisecond:
-		return 1e6
-	case arrow.Microsecond:
-		return 1e3
-	}
-	return 1
-}
-
-const nanosPerDay = 86400 * int64(time.Second)
 
 // bufsPerColumn is the IPC buffer count of a column: validity, then
 // values, or offsets and data for a string or binary column.
@@ -268,10 +253,10 @@ func (c *rowColumn) appendFixed(dst []byte, rows [][]any, ci int) ([]byte, bool)
 			le.PutUint32(b, uint32(int32(x)))
 		case rowTime32, rowTime64:
 			x, ok := v.(metadata.TimeValue)
-			if !ok || x < 0 || int64(x) >= nanosPerDay {
+			t, in := metadata.TimeIn(x, c.unit)
+			if !ok || !in {
 				return dst, false
 			}
-			t := int64(x) / c.unit
 			if c.kind == rowTime32 {
 				le.PutUint32(b, uint32(int32(t)))
 			} else {
@@ -282,7 +267,7 @@ func (c *rowColumn) appendFixed(dst []byte, rows [][]any, ci int) ([]byte, bool)
 			if !ok {
 				return dst, false
 			}
-			t, ok := metadata.TimestampIn(x, c.tunit)
+			t, ok := metadata.TimestampIn(x, c.unit)
 			if !ok {
 				return dst, false
 			}
