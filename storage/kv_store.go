@@ -665,19 +665,10 @@ type keyCodec struct {
 	vals  []any
 }
 
-// keyCodec is newKeyCodec of the entry's table, from its prepared
+// keyCodec is the key codec of the entry's table, from its prepared
 // layout.
 func (t *tableEntry) keyCodec() *keyCodec {
 	return &keyCodec{idx: t.physKey, types: t.physTypes, vals: make([]any, len(t.physKey))}
-}
-
-func newKeyCodec(info *metadata.TableInfo) *keyCodec {
-	k := &keyCodec{idx: info.PhysicalKeyIndexes()}
-	for _, i := range k.idx {
-		k.types = append(k.types, info.Schema.Columns[i].Type)
-	}
-	k.vals = make([]any, len(k.idx))
-	return k
 }
 
 // key returns the Pebble key of row (a full-schema row) in bucket tb.

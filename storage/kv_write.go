@@ -346,12 +346,11 @@ func (e *Engine) Lookup(ctx context.Context, path metadata.TablePath, keyRow []a
 		}
 		tb.PartitionID = p.ID
 	}
-	bidx := info.BucketKeyIndexes()
-	btypes, bvals := make([]metadata.DataType, len(bidx)), make([]any, len(bidx))
-	for k, c := range bidx {
-		btypes[k], bvals[k] = cols[c].Type, vals[c]
+	bvals := make([]any, len(entry.bucketKey))
+	for k, c := range entry.bucketKey {
+		bvals[k] = vals[c]
 	}
-	bkey, err := metadata.EncodeKey(btypes, bvals)
+	bkey, err := metadata.EncodeKey(entry.bucketTypes, bvals)
 	if err != nil {
 		return nil, false, fmt.Errorf("lookup in %s: bucket key: %w", path, err)
 	}
@@ -362,7 +361,7 @@ func (e *Engine) Lookup(ctx context.Context, path metadata.TablePath, keyRow []a
 	if kb != nil && kb.broken != nil {
 		return nil, false, kb.broken
 	}
-	key, err := newKeyCodec(info).key(tb, vals)
+	key, err := entry.keyCodec().key(tb, vals)
 	if err != nil {
 		return nil, false, fmt.Errorf("lookup in %s: %w", path, err)
 	}

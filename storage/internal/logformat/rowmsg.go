@@ -21,7 +21,8 @@ import (
 // report ok false, so the caller builds the record and gets
 // AppendValue's error.
 type RowEncoder struct {
-	cols []rowColumn
+	cols  []rowColumn
+	nbufs int // IPC buffers of all columns
 }
 
 type rowKind uint8
@@ -95,11 +96,12 @@ func NewRowEncoder(schema *arrow.Schema) *RowEncoder {
 		default:
 			return nil
 		}
+		e.nbufs += c.bufs()
 	}
 	return e
 }
 
-// bufsPerColumn is the IPC buffer count of a column: validity, then
+// bufs is the IPC buffer count of a column: validity, then
 // values, or offsets and data for a string or binary column.
 func (c *rowColumn) bufs() int {
 	if c.kind == rowString || c.kind == rowBinary {
@@ -113,11 +115,7 @@ func (c *rowColumn) bufs() int {
 // false, and dst is returned as it was, when a value is not one the
 // column's type takes.
 func (e *RowEncoder) Append(dst []byte, rows [][]any) ([]byte, bool) {
-	n := len(rows)
-	nbufs := 0
-	for i := range e.cols {
-		nbufs += e.cols[i].bufs()
-	}
+	n, nbufs := len(rows), e.nbufs
 	// The metadata (see appendRecordBatchMeta) comes first; its size
 	// depends on the column and buffer counts alone.
 	metaLen := recordBatchMetaLen(len(e.cols), nbufs)
