@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,19 +16,28 @@ import (
 // (default 100,000) in 4 buckets 100 times, 10% of the rows updated
 // before each round, with the default snapshot retention (10) and with 1,
 // and reports the size of the lake on disk at the end against the size of
-// the readable snapshot (MB-lake, MB-snapshot): without expiry the lake
-// would hold every round's files. A round rewrites every bucket it
-// changes, so the lake holds about retention snapshots' worth.
+// the readable snapshot (MB-lake, MB-snapshot, and their ratio,
+// x-snapshot): without expiry the lake would hold every round's files. A
+// round rewrites every bucket it changes, so the lake holds about
+// retention snapshots' worth. The rows a round updates are a contiguous
+// run of ids or, in the random variant, a tenth of the ids drawn at
+// random; docs/lake-retention.md compares layouts on both.
 //
 //	go test -run X -bench BenchmarkKeyTableLakeSize -benchtime 1x .
 func BenchmarkKeyTableLakeSize(b *testing.B) {
 	n := benchRows(b, 100_000)
-	for _, retention := range []int{10, 1} {
-		b.Run(fmt.Sprintf("retention=%d", retention), func(b *testing.B) { benchLakeSize(b, n, retention) })
+	for _, random := range []bool{false, true} {
+		for _, retention := range []int{10, 1} {
+			name := fmt.Sprintf("retention=%d", retention)
+			if random {
+				name = "random/" + name
+			}
+			b.Run(name, func(b *testing.B) { benchLakeSize(b, n, retention, random) })
+		}
 	}
 }
 
-func benchLakeSize(b *testing.B, n, retention int) {
+func benchLakeSize(b *testing.B, n, retention int, random bool) {
 	for range b.N {
 		dir := filepath.Join(b.TempDir(), "db")
 		db, err := sql.Open("fluss", dir+"?tiering=off&sync=off")
@@ -43,10 +53,20 @@ func benchLakeSize(b *testing.B, n, retention int) {
 			require.NoError(b, err)
 		}
 		tenth := max(n/10, 1)
+		rng := rand.New(rand.NewPCG(1, 2))
 		for r := 1; r <= 100; r++ {
-			lo := (r * tenth) % n
-			_, err := db.Exec(`UPDATE kv SET v = ? WHERE id >= ? AND id < ?`, r, lo, lo+tenth)
-			require.NoError(b, err)
+			if random {
+				// A row's id modulo 1009 (a prime) picks it: a tenth
+				// of the rows, spread over the key space, a different
+				// tenth each round.
+				lo := rng.Int64N(1009)
+				_, err := db.Exec(`UPDATE kv SET v = ? WHERE (id + ?) % 1009 < 101`, r, lo)
+				require.NoError(b, err)
+			} else {
+				lo := (r * tenth) % n
+				_, err := db.Exec(`UPDATE kv SET v = ? WHERE id >= ? AND id < ?`, r, lo, lo+tenth)
+				require.NoError(b, err)
+			}
 			_, err = db.Exec(`CALL sys.tier('kv')`)
 			require.NoError(b, err)
 		}
@@ -66,5 +86,6 @@ func benchLakeSize(b *testing.B, n, retention int) {
 		require.NoError(b, db.Close())
 		b.ReportMetric(float64(onDisk)/1e6, "MB-lake")
 		b.ReportMetric(float64(snapshot)/1e6, "MB-snapshot")
+		b.ReportMetric(float64(onDisk)/float64(snapshot), "x-snapshot")
 	}
 }
