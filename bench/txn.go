@@ -88,7 +88,9 @@ func (h *harness) t1(ctx context.Context) {
 			}
 		}
 		for _, te := range open {
-			if d := done[te.name]; d > 0 {
+			// A failed run's note says what failed; the rate of
+			// retries would hide it.
+			if d := done[te.name]; d > 0 && !failed[te.name] {
 				r.notes[te.name] = fmt.Sprintf("%.1f%% of attempts retried after a conflict", 100*float64(conflicts[te.name])/float64(conflicts[te.name]+d))
 			}
 		}
