@@ -20,8 +20,9 @@ import (
 // x-snapshot): without expiry the lake would hold every round's files. A
 // round rewrites every bucket it changes, so the lake holds about
 // retention snapshots' worth. The rows a round updates are a contiguous
-// run of ids or, in the random variant, a tenth of the ids drawn at
-// random; docs/lake-retention.md compares layouts on both.
+// run of ids or, in the random variant, a tenth of the ids spread over
+// the key space (a residue class of a random offset each round);
+// docs/lake-retention.md compares layouts on both.
 //
 //	go test -run X -bench BenchmarkKeyTableLakeSize -benchtime 1x .
 func BenchmarkKeyTableLakeSize(b *testing.B) {
@@ -55,18 +56,16 @@ func benchLakeSize(b *testing.B, n, retention int, random bool) {
 		tenth := max(n/10, 1)
 		rng := rand.New(rand.NewPCG(1, 2))
 		for r := 1; r <= 100; r++ {
+			lo := (r * tenth) % n
+			q, args := `UPDATE kv SET v = ? WHERE id >= ? AND id < ?`, []any{r, lo, lo + tenth}
 			if random {
-				// A row's id modulo 1009 (a prime) picks it: a tenth
-				// of the rows, spread over the key space, a different
-				// tenth each round.
-				lo := rng.Int64N(1009)
-				_, err := db.Exec(`UPDATE kv SET v = ? WHERE (id + ?) % 1009 < 101`, r, lo)
-				require.NoError(b, err)
-			} else {
-				lo := (r * tenth) % n
-				_, err := db.Exec(`UPDATE kv SET v = ? WHERE id >= ? AND id < ?`, r, lo, lo+tenth)
-				require.NoError(b, err)
+				// 101 of the 1,009 residues of id + lo (1,009 a prime,
+				// lo drawn anew each round): a tenth of the rows, spread
+				// over the key space.
+				q, args = `UPDATE kv SET v = ? WHERE (id + ?) % 1009 < 101`, []any{r, rng.Int64N(1009)}
 			}
+			_, err := db.Exec(q, args...)
+			require.NoError(b, err)
 			_, err = db.Exec(`CALL sys.tier('kv')`)
 			require.NoError(b, err)
 		}
