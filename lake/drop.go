@@ -64,7 +64,10 @@ func isManifestFile(name string) bool {
 // isDataFile reports whether name is a data file as NewFileWriter names
 // it.
 func isDataFile(name string) bool {
-	s, n, ok := fileSnapshotID(name)
+	s, n, undo, ok := parseFileName(name)
+	if undo {
+		return ok && undoFileName(s, n) == name
+	}
 	return ok && dataFileName(s, n) == name
 }
 

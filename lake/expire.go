@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path"
 	"slices"
 
@@ -19,18 +20,26 @@ type ExpireResult struct {
 	Bytes int64
 }
 
-// Expire removes the table's old snapshots and the data files only they
-// listed. It keeps the newest retain snapshots (at least one) and every
-// snapshot keep names (the readable one, those read views pin); it
-// removes the manifests of the others, then every data file the lake
-// wrote for the table that no remaining manifest lists, of a round that
-// committed (a file whose snapshot id is above the newest manifest's
-// belongs to a round still writing and is left).
+// Expire removes the table's old snapshots and the data files no
+// remaining snapshot needs. It keeps the newest retain snapshots (at
+// least one) and every snapshot keep names (the readable one, those read
+// views pin), and, for a kept snapshot of the undo layout, every snapshot
+// after it (Lake.SnapshotFiles reads through them); it removes the
+// manifests of the others, then every data file the lake wrote for the
+// table that no remaining snapshot needs, of a round that committed (a
+// file whose snapshot id is above the newest manifest's belongs to a
+// round still writing and is left).
+//
+// A remaining snapshot needs the files of its manifest when it is of the
+// old layout or the newest, and the undo files of the snapshots after
+// it. A snapshot of the undo layout from the oldest one keep names on
+// keeps its files too: a query reading a pinned snapshot may have listed
+// its files while that snapshot was the newest.
 //
 // Manifests go first, each removal whole, and files after: a crash at any
 // step leaves files no manifest lists, which the next call removes, and
-// never a manifest listing a removed file. A remaining manifest that
-// cannot be read stops the call before any file is removed: what it
+// never a manifest listing a removed file it needs. A remaining manifest
+// that cannot be read stops the call before any file is removed: what it
 // lists is not known.
 func (l *Lake) Expire(ctx context.Context, tableID int64, retain int, keep []int64) (ExpireResult, error) {
 	var res ExpireResult
@@ -47,10 +56,41 @@ func (l *Lake) Expire(ctx context.Context, tableID int64, retain int, keep []int
 		return res, err
 	}
 	latest := ids[len(ids)-1]
-	var live []int64
+	pinned := int64(math.MaxInt64) // the oldest snapshot keep names
+	kept := map[int64]Manifest{}
 	for i, id := range ids {
-		if i >= len(ids)-retain || slices.Contains(keep, id) {
-			live = append(live, id)
+		named := slices.Contains(keep, id)
+		if named {
+			pinned = min(pinned, id)
+		}
+		if i < len(ids)-retain && !named {
+			continue
+		}
+		m, err := l.Manifest(ctx, tableID, id)
+		if err != nil {
+			return res, fmt.Errorf("lake: expire snapshots of table %d: %w", tableID, err)
+		}
+		kept[id] = m
+	}
+	// The oldest kept snapshot of the undo layout: every snapshot after it
+	// stays.
+	from := int64(math.MaxInt64)
+	for id, m := range kept {
+		if m.Layout == LayoutUndo && id < latest {
+			from = min(from, id)
+		}
+	}
+	var live []Manifest
+	for _, id := range ids {
+		m, ok := kept[id]
+		if !ok && id > from {
+			if m, err = l.Manifest(ctx, tableID, id); err != nil {
+				return res, fmt.Errorf("lake: expire snapshots of table %d: %w", tableID, err)
+			}
+			ok = true
+		}
+		if ok {
+			live = append(live, m)
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -62,10 +102,12 @@ func (l *Lake) Expire(ctx context.Context, tableID int64, retain int, keep []int
 		}
 		res.Snapshots = append(res.Snapshots, id)
 	}
-	if len(res.Snapshots) == 0 && l.sweptOnce(tableID) {
-		// Nothing expired, and the files were swept since this lake
-		// opened: no file lost its last manifest (a crash's leftovers are
-		// swept by the first call).
+	state := sweepState{latest: latest, pinned: pinned}
+	if len(res.Snapshots) == 0 && l.sweptAt(tableID) == state {
+		// Nothing expired, and the files were swept since this lake opened
+		// with the same newest snapshot and oldest pin: no file lost the
+		// last snapshot needing it (a crash's leftovers are swept by the
+		// first call).
 		return res, nil
 	}
 	if len(res.Snapshots) > 0 && l.opts.Sync {
@@ -73,19 +115,22 @@ func (l *Lake) Expire(ctx context.Context, tableID int64, retain int, keep []int
 			return res, fmt.Errorf("lake: expire snapshots of table %d: %w", tableID, err)
 		}
 	}
-	listed := map[string]bool{}
-	for _, id := range live {
-		m, err := l.Manifest(ctx, tableID, id)
-		if err != nil {
-			return res, fmt.Errorf("lake: expire files of table %d: %w", tableID, err)
+	needed := map[string]bool{}
+	for _, m := range live {
+		if m.Layout != LayoutUndo || m.SnapshotID == latest || m.SnapshotID >= pinned {
+			for _, f := range m.Files {
+				needed[f.Path] = true
+			}
 		}
-		for _, f := range m.Files {
-			listed[f.Path] = true
+		if m.SnapshotID > from {
+			for _, f := range m.Undo {
+				needed[f.Path] = true
+			}
 		}
 	}
 	err = l.eachDataFile(tableID, func(rel string) error {
 		snap, _, ok := fileSnapshotID(rel)
-		if !ok || snap > latest || listed[rel] {
+		if !ok || snap > latest || needed[rel] {
 			return nil
 		}
 		if err := ctx.Err(); err != nil {
@@ -107,14 +152,21 @@ func (l *Lake) Expire(ctx context.Context, tableID int64, retain int, keep []int
 		return res, fmt.Errorf("lake: expire files of table %d: %w", tableID, err)
 	}
 	l.mu.Lock()
-	l.mu.swept[tableID] = true
+	l.mu.swept[tableID] = state
 	l.mu.Unlock()
 	return res, nil
 }
 
-// sweptOnce reports whether Expire swept the table's files since the lake
-// opened.
-func (l *Lake) sweptOnce(tableID int64) bool {
+// sweepState is what a sweep of a table's files depended on besides the
+// manifests it removed: the newest snapshot, and the oldest one the
+// caller named.
+type sweepState struct {
+	latest, pinned int64
+}
+
+// sweptAt returns the state of the table's last sweep since the lake
+// opened (the zero value before one).
+func (l *Lake) sweptAt(tableID int64) sweepState {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.mu.swept[tableID]

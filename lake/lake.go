@@ -34,9 +34,9 @@ type Lake struct {
 		// fileSeq is the next <n> of a data file name, per directory and
 		// snapshot id.
 		fileSeq map[string]int
-		// swept marks the tables whose data files Expire swept since the
-		// lake opened.
-		swept map[int64]bool
+		// swept records, per table, what Expire's last sweep of its data
+		// files since the lake opened depended on.
+		swept map[int64]sweepState
 	}
 
 	// rowGroupsRead counts the Parquet row groups readers decoded; tests
@@ -67,7 +67,7 @@ func Open(opts Options) (*Lake, error) {
 	}
 	l.mu.manifests = map[int64]Manifest{}
 	l.mu.fileSeq = map[string]int{}
-	l.mu.swept = map[int64]bool{}
+	l.mu.swept = map[int64]sweepState{}
 	return l, nil
 }
 
@@ -163,6 +163,16 @@ func validRelPath(p string) bool {
 // snapshot snap writes into a bucket directory; fileSnapshotID reads it.
 func dataFileName(snap int64, n int) string { return fmt.Sprintf("%d-%d.parquet", snap, n) }
 
+// undoFileName names the n-th undo file a round of snapshot snap wrote in
+// a bucket (see Manifest.Undo).
+func undoFileName(snap int64, n int) string { return fmt.Sprintf("%d-undo-%d.parquet", snap, n) }
+
+// IsUndoFile reports whether a lake path names an undo file.
+func IsUndoFile(p string) bool {
+	_, _, undo, ok := parseFileName(p)
+	return ok && undo
+}
+
 // CompareDataFiles orders data file paths as their rounds wrote them: by
 // snapshot id, then sequence number, numerically ("9-0" before "10-0").
 func CompareDataFiles(a, b string) int {
@@ -172,15 +182,23 @@ func CompareDataFiles(a, b string) int {
 }
 
 func fileSnapshotID(p string) (snap int64, n int, ok bool) {
+	snap, n, _, ok = parseFileName(p)
+	return snap, n, ok
+}
+
+// parseFileName reads the snapshot id and sequence number out of a data
+// file's name (<snap>-<n>.parquet) or an undo file's (<snap>-undo-<n>.parquet).
+func parseFileName(p string) (snap int64, n int, undo bool, ok bool) {
 	base := strings.TrimSuffix(path.Base(p), ".parquet")
 	a, b, found := strings.Cut(base, "-")
 	if !found {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
+	b, undo = strings.CutPrefix(b, "undo-")
 	s, err1 := strconv.ParseInt(a, 10, 64)
 	k, err2 := strconv.Atoi(b)
 	if err1 != nil || err2 != nil {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
-	return s, k, true
+	return s, k, undo, true
 }

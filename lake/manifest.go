@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"path"
 	"path/filepath"
 	"slices"
@@ -33,7 +34,30 @@ type Manifest struct {
 	// record of the bucket's log is in the lake.
 	TieredOffsets []TieredOffset `json:"tiered_offsets"`
 	CommittedAt   time.Time      `json:"committed_at"`
+	// Layout is "" when Files hold the snapshot's rows for as long as it
+	// is kept (log tables, and primary-key snapshots of an older lake),
+	// and LayoutUndo for a primary-key table's snapshot whose Files hold
+	// its rows only while it is the newest: a round supersedes them, and
+	// the snapshot is read from then on as the newest snapshot's files
+	// taken back by the Undo files of every snapshot after it
+	// (Lake.SnapshotFiles).
+	Layout string `json:"layout,omitempty"`
+	// Undo are, per bucket the round rewrote, the files that take the
+	// bucket's rows in this snapshot back to the previous snapshot's: the
+	// previous version of every key the round changed or removed, and a
+	// row whose __offset is UndoAbsent for every key it added. They are
+	// sorted by key like data files, and written only for buckets the
+	// previous snapshot held.
+	Undo []metadata.LakeFile `json:"undo,omitempty"`
 }
+
+// LayoutUndo is Manifest.Layout of a snapshot read through undo files once
+// a newer one exists.
+const LayoutUndo = "undo"
+
+// UndoAbsent is the __offset of an undo row that marks a key the bucket
+// did not hold before the round; real offsets are never negative.
+const UndoAbsent = math.MinInt64
 
 // TieredOffset is one bucket's tiered offset. A bucket is keyed by
 // partition name and bucket; PartitionID is the engine's id of the
@@ -67,13 +91,16 @@ func (m Manifest) PartitionNames() []string {
 
 // manifestFormat is written into every manifest so that a future layout
 // change is detected rather than misread. Format 2 added the checksum,
-// format 3 each file's footer checksum (metadata.LakeFile.FooterCRC32C).
-// A reader of format 2 refuses the new field, so the number changes with
-// it; format 2 manifests are still read, their files' footers bounded
-// (checkFooterThrift) instead of checksummed.
+// format 3 each file's footer checksum (metadata.LakeFile.FooterCRC32C),
+// format 4 the undo layout (Manifest.Layout and Undo), written only by
+// snapshots that use it. A reader of an older format refuses the new
+// fields, so the number changes with them; format 2 manifests are still
+// read, their files' footers bounded (checkFooterThrift) instead of
+// checksummed.
 const (
 	manifestFormat         = 3
 	manifestFormatNoFooter = 2
+	manifestFormatUndo     = 4
 )
 
 // manifestFile is a manifest as stored: JSON, with a CRC-32C (Castagnoli)
@@ -95,7 +122,12 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 func checksumField(value string) []byte { return []byte(`"crc32c": "` + value + `"`) }
 
 // encodeManifest renders m as stored, checksum included.
-func encodeManifest(m Manifest) ([]byte, error) { return encodeManifestFormat(m, manifestFormat) }
+func encodeManifest(m Manifest) ([]byte, error) {
+	if m.Layout != "" {
+		return encodeManifestFormat(m, manifestFormatUndo)
+	}
+	return encodeManifestFormat(m, manifestFormat)
+}
 
 func encodeManifestFormat(m Manifest, format int) ([]byte, error) {
 	body, err := json.MarshalIndent(manifestFile{Format: format, Checksum: manifestNoChecksum, Manifest: m}, "", " ")
@@ -124,8 +156,11 @@ func decodeManifest(rel string, body []byte) (Manifest, error) {
 	if dec.More() {
 		return Manifest{}, fmt.Errorf("%w: lake manifest %s: trailing bytes", metadata.ErrCorrupt, rel)
 	}
-	if mf.Format != manifestFormat && mf.Format != manifestFormatNoFooter {
+	if mf.Format != manifestFormat && mf.Format != manifestFormatNoFooter && mf.Format != manifestFormatUndo {
 		return Manifest{}, fmt.Errorf("%w: lake manifest %s: unknown format %d", metadata.ErrCorrupt, rel, mf.Format)
+	}
+	if (mf.Format == manifestFormatUndo) != (mf.Layout != "") {
+		return Manifest{}, fmt.Errorf("%w: lake manifest %s: format %d with layout %q", metadata.ErrCorrupt, rel, mf.Format, mf.Layout)
 	}
 	stored := checksumField(mf.Checksum)
 	at := bytes.Index(body, stored)
@@ -150,11 +185,26 @@ func (m Manifest) validate() error {
 	if m.SnapshotID < 1 {
 		return fmt.Errorf("snapshot id %d must be at least 1", m.SnapshotID)
 	}
-	seen := make(map[string]bool, len(m.Files))
+	switch m.Layout {
+	case "", LayoutUndo:
+	default:
+		return fmt.Errorf("unknown layout %q", m.Layout)
+	}
+	if len(m.Undo) > 0 && m.Layout != LayoutUndo {
+		return fmt.Errorf("undo files in layout %q", m.Layout)
+	}
+	seen := make(map[string]bool, len(m.Files)+len(m.Undo))
 	prefix := tableDir(m.TableID) + "/data/"
-	for _, f := range m.Files {
+	for i, f := range slices.Concat(m.Files, m.Undo) {
+		undo := i >= len(m.Files)
 		if !validRelPath(f.Path) || !strings.HasPrefix(f.Path, prefix) || path.Ext(f.Path) != ".parquet" {
 			return fmt.Errorf("file path %q is not a data file of table %d", f.Path, m.TableID)
+		}
+		if IsUndoFile(f.Path) != undo {
+			return fmt.Errorf("file %q is listed as an undo file: %t", f.Path, undo)
+		}
+		if snap, _, _ := fileSnapshotID(f.Path); undo && snap != m.SnapshotID {
+			return fmt.Errorf("undo file %q is not of snapshot %d", f.Path, m.SnapshotID)
 		}
 		if seen[f.Path] {
 			return fmt.Errorf("file %q is listed twice", f.Path)
@@ -191,6 +241,12 @@ func (m Manifest) normalized() Manifest {
 	slices.SortFunc(m.Files, func(a, b metadata.LakeFile) int {
 		return cmp.Or(cmp.Compare(a.PartitionName, b.PartitionName), cmp.Compare(a.Bucket, b.Bucket), cmp.Compare(a.Path, b.Path))
 	})
+	if m.Undo != nil {
+		m.Undo = slices.Clone(m.Undo)
+		slices.SortFunc(m.Undo, func(a, b metadata.LakeFile) int {
+			return cmp.Or(cmp.Compare(a.PartitionName, b.PartitionName), cmp.Compare(a.Bucket, b.Bucket), cmp.Compare(a.Path, b.Path))
+		})
+	}
 	m.TieredOffsets = slices.Clone(m.TieredOffsets)
 	slices.SortFunc(m.TieredOffsets, func(a, b TieredOffset) int {
 		return cmp.Or(cmp.Compare(a.PartitionName, b.PartitionName), cmp.Compare(a.Bucket, b.Bucket))

@@ -324,10 +324,16 @@ func (s *fileStream) close() {
 // OpenFiles reads files one after the other (in the given order), each
 // file's rows in file order. Files and row groups whose statistics rule
 // out opts.Filter are skipped; with FilterRows the remaining rows are
-// filtered exactly.
+// filtered exactly. Undo files are refused: their rows mean something
+// only in OpenSorted's merge with the data files they take back.
 func (l *Lake) OpenFiles(ctx context.Context, table *metadata.TableInfo, files []metadata.LakeFile, opts ReadOptions) (RecordReader, error) {
 	if err := l.checkOpen(); err != nil {
 		return nil, err
+	}
+	for _, f := range files {
+		if IsUndoFile(f.Path) {
+			return nil, fmt.Errorf("%w: lake: %s is an undo file, read only merged by key with its bucket's data files", metadata.ErrUnsupported, f.Path)
+		}
 	}
 	plan, err := newReadPlan(l, table, opts, nil)
 	if err != nil {

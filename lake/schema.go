@@ -21,6 +21,9 @@ var systemColumns = []metadata.Column{
 // numSystemColumns is the count of systemColumns.
 const numSystemColumns = 3
 
+// offsetSystemColumn is the position of __offset among the system columns.
+const offsetSystemColumn = 1
+
 // fileColumns are the columns of a table's lake files: the table's columns,
 // then the system columns.
 func fileColumns(table *metadata.TableInfo) []metadata.Column {

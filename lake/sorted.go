@@ -18,9 +18,13 @@ import (
 // OpenSorted reads the files of one bucket of a primary-key table as one
 // stream in ascending order of the encoded physical key: a k-way merge of
 // the files, each sorted by that key. When several files hold the same
-// key, the row of the file written for the newer snapshot (the <snapshot
-// id> of its name; then the larger <n>; then the later position in files)
-// wins and the others are dropped, so every key appears once.
+// key, one row wins and the others are dropped, so every key appears
+// once: an undo file's row beats a data file's, the undo file of the
+// older snapshot beats a newer one's (it takes the key further back, see
+// Lake.SnapshotFiles), and among data files the row of the file written
+// for the newer snapshot (the <snapshot id> of its name; then the larger
+// <n>; then the later position in files) wins. A winning undo row that
+// marks its key absent (__offset UndoAbsent) is dropped too.
 //
 // Statistics prune row groups only when the files' key ranges are
 // disjoint: skipping part of a newer file would otherwise resurrect an
@@ -34,7 +38,12 @@ func (l *Lake) OpenSorted(ctx context.Context, table *metadata.TableInfo, files 
 		return nil, fmt.Errorf("%w: lake: sorted read of %s, which has no primary key", metadata.ErrUnsupported, table.Path)
 	}
 	keyCols := table.PhysicalKeyIndexes()
-	plan, err := newReadPlan(l, table, opts, keyCols)
+	extra := keyCols
+	undo := slices.ContainsFunc(files, func(f metadata.LakeFile) bool { return IsUndoFile(f.Path) })
+	if undo {
+		extra = append(slices.Clone(keyCols), len(table.Schema.Columns)+offsetSystemColumn)
+	}
+	plan, err := newReadPlan(l, table, opts, extra)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +80,7 @@ func (l *Lake) OpenSorted(ctx context.Context, table *metadata.TableInfo, files 
 			continue
 		}
 		c := &cursor{s: s, order: i}
-		c.snap, c.seq, _ = fileSnapshotID(files[i].Path)
+		c.snap, c.seq, c.undo, _ = parseFileName(files[i].Path)
 		ok, err := r.load(c)
 		if err != nil {
 			c.close()
@@ -113,6 +122,7 @@ type cursor struct {
 	s          *fileStream
 	snap       int64
 	seq, order int
+	undo       bool
 	b          *batch
 	row        int
 	key        []byte
@@ -127,10 +137,32 @@ func (c *cursor) close() {
 	c.s.close()
 }
 
-// newer orders files for equal keys: the newer snapshot, then the later
-// file of it, then the later position.
+// newer orders files for equal keys, the winner first: undo files before
+// data files, the undo file of the older snapshot first, the data file of
+// the newer snapshot first; then the later file of a snapshot, then the
+// later position.
 func (c *cursor) newer(o *cursor) bool {
-	return cmp.Or(cmp.Compare(c.snap, o.snap), cmp.Compare(c.seq, o.seq), cmp.Compare(c.order, o.order)) > 0
+	if c.undo != o.undo {
+		return c.undo
+	}
+	snap := cmp.Compare(c.snap, o.snap)
+	if c.undo {
+		snap = -snap
+	}
+	return cmp.Or(snap, cmp.Compare(c.seq, o.seq), cmp.Compare(c.order, o.order)) > 0
+}
+
+// absent reports whether c's current row is an undo row marking its key
+// absent.
+func (r *sortedReader) absent(c *cursor) (bool, error) {
+	if !c.undo {
+		return false, nil
+	}
+	off, ok := c.b.cols[r.plan.sysBase+offsetSystemColumn].(*array.Int64)
+	if !ok {
+		return false, corrupt(c.s.pf.rel, "undo file without "+metadata.LakeOffsetColumn)
+	}
+	return off.Value(c.row) == UndoAbsent, nil
 }
 
 type cursorHeap []*cursor
@@ -310,8 +342,12 @@ func (r *sortedReader) fill() error {
 				old.close()
 			}
 		}
-		keep := true
-		if row != nil {
+		gone, err := r.absent(win)
+		if err != nil {
+			return err
+		}
+		keep := !gone
+		if keep && row != nil {
 			row.b, row.i = win.b, win.row
 			keep = predicate.Test(r.plan.opts.Filter, row)
 		}

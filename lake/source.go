@@ -54,7 +54,8 @@ func (s *Source) testable(p predicate.P) bool {
 	return true
 }
 
-// Plan lists the files of lake snapshot snapshotID that may hold rows
+// Plan lists the files of lake snapshot snapshotID (Lake.SnapshotFiles)
+// that may hold rows
 // matching partitionFilter (exact, on the files' partition values, as
 // predicate.FilterPartitions decides) and every filter (by the files'
 // Parquet statistics), in manifest order.
@@ -62,11 +63,10 @@ func (s *Source) testable(p predicate.P) bool {
 // For a primary-key table a bucket's files are pruned by statistics only
 // when their key ranges are disjoint, for the reason OpenSorted gives.
 func (s *Source) Plan(ctx context.Context, snapshotID int64, partitionFilter predicate.P, filters []predicate.P) ([]metadata.LakeFile, error) {
-	m, err := s.lake.Manifest(ctx, s.table.TableID, snapshotID)
+	files, err := s.lake.SnapshotFiles(ctx, s.table.TableID, snapshotID)
 	if err != nil {
 		return nil, err
 	}
-	files := m.Files
 	if partitionFilter != nil {
 		if files, err = s.prunePartitions(files, partitionFilter); err != nil {
 			return nil, err

@@ -105,6 +105,22 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // <table id>/data/<partition name or "-">/b<bucket>/<snapshot id>-<n>.parquet
 // with the first free n.
 func (l *Lake) NewFileWriter(table *metadata.TableInfo, partitionName string, partitionValues []string, bucket int32, snapshotID int64) (*FileWriter, error) {
+	return l.newFileWriter(table, partitionName, partitionValues, bucket, snapshotID, false)
+}
+
+// NewUndoFileWriter starts a new undo file (see Manifest.Undo) for the
+// given bucket of a primary-key table, named
+// <snapshot id>-undo-<n>.parquet beside the bucket's data files. Its rows
+// are written as a data file's are, sorted by key; a row whose __offset is
+// UndoAbsent marks a key the bucket did not hold before the round.
+func (l *Lake) NewUndoFileWriter(table *metadata.TableInfo, partitionName string, partitionValues []string, bucket int32, snapshotID int64) (*FileWriter, error) {
+	if !table.HasPrimaryKey() {
+		return nil, fmt.Errorf("%w: lake: undo file for %s, which has no primary key", metadata.ErrUnsupported, table.Path)
+	}
+	return l.newFileWriter(table, partitionName, partitionValues, bucket, snapshotID, true)
+}
+
+func (l *Lake) newFileWriter(table *metadata.TableInfo, partitionName string, partitionValues []string, bucket int32, snapshotID int64, undo bool) (*FileWriter, error) {
 	if err := l.checkOpen(); err != nil {
 		return nil, err
 	}
@@ -138,13 +154,18 @@ func (l *Lake) NewFileWriter(table *metadata.TableInfo, partitionName string, pa
 	if err := l.fs.MkdirAll(l.abs(dir)); err != nil {
 		return nil, fmt.Errorf("lake: create %s: %w", dir, err)
 	}
+	name := dataFileName
 	seqKey := dir + "@" + strconv.FormatInt(snapshotID, 10)
+	if undo {
+		name = undoFileName
+		seqKey += "u"
+	}
 	l.mu.Lock()
 	n := l.mu.fileSeq[seqKey]
 	l.mu.Unlock()
 	var rel string
 	for {
-		rel = path.Join(dir, dataFileName(snapshotID, n))
+		rel = path.Join(dir, name(snapshotID, n))
 		f, err := l.fs.Create(l.abs(rel))
 		if err == nil {
 			w.f = f

@@ -1,0 +1,252 @@
+package lake
+
+import (
+	"fmt"
+	"syscall"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flusslite/fluss/metadata"
+)
+
+// undoRow is a row of a test undo or data file: id, s and __offset.
+type undoRow struct {
+	id  int64
+	s   string
+	off int64
+}
+
+// writeKeyed writes rows (sorted by id) into a new data or undo file of
+// bucket 0 of table, with the given offsets.
+func writeKeyed(t *testing.T, l *Lake, table *metadata.TableInfo, snap int64, undo bool, rows ...undoRow) metadata.LakeFile {
+	t.Helper()
+	open := l.NewFileWriter
+	if undo {
+		open = l.NewUndoFileWriter
+	}
+	w, err := open(table, "", nil, 0, snap)
+	require.NoError(t, err)
+	vals := make([][]any, len(rows))
+	for i, r := range rows {
+		vals[i] = []any{r.id, r.s}
+	}
+	rec := record(t, l.opts.Allocator, table, 0, vals)
+	off := rec.Column(3).(*array.Int64)
+	for i, r := range rows {
+		// The builder's buffer is the test's to set: the offsets given.
+		off.Int64Values()[i] = r.off
+	}
+	err = w.Write(rec)
+	rec.Release()
+	require.NoError(t, err)
+	f, err := w.Close()
+	require.NoError(t, err)
+	return f
+}
+
+// readSnapshot reads snapshot id of table as rows "id=s@offset", in key
+// order, through SnapshotFiles and the sorted reader.
+func readSnapshot(t *testing.T, l *Lake, table *metadata.TableInfo, id int64) []string {
+	t.Helper()
+	files, err := l.SnapshotFiles(bg, table.TableID, id)
+	require.NoError(t, err, "snapshot %d", id)
+	out := []string{}
+	if len(files) == 0 {
+		return out
+	}
+	sr, err := l.OpenSorted(bg, table, files, ReadOptions{Projection: []int{0, 1}, WithSystemColumns: true})
+	require.NoError(t, err)
+	defer sr.Close()
+	for sr.Next() {
+		rec, _ := sr.Batch()
+		for i := range int(rec.NumRows()) {
+			out = append(out, fmt.Sprintf("%d=%s@%d", rec.Column(0).(*array.Int64).Value(i), rec.Column(1).(*array.String).Value(i), rec.Column(3).(*array.Int64).Value(i)))
+		}
+	}
+	require.NoError(t, sr.Err())
+	return out
+}
+
+func undoTable() *metadata.TableInfo {
+	return testTable(7, []metadata.Column{col("id", metadata.BigIntType()), col("s", metadata.StringType())}, []string{"id"}, nil)
+}
+
+// undoHistory commits four snapshots of a key table in the undo layout
+// and returns what each reads:
+//
+//	1: 1=a 2=b 3=c
+//	2: 1=a2 3=c 4=d     (1 updated, 2 deleted, 4 added)
+//	3: 1=a3 3=c 4=d     (1 updated)
+//	4: 1=a3 3=c 4=d 5=e (5 added)
+func undoHistory(t *testing.T, l *Lake, table *metadata.TableInfo) map[int64][]string {
+	t.Helper()
+	commit := func(snap int64, files, undo []metadata.LakeFile) {
+		require.NoError(t, l.Commit(bg, Manifest{SnapshotID: snap, TableID: table.TableID, Layout: LayoutUndo, Files: files, Undo: undo,
+			TieredOffsets: []TieredOffset{{PartitionID: metadata.NonPartitioned, Offset: 10 * snap}}}))
+	}
+	lf := func(f metadata.LakeFile) []metadata.LakeFile { return []metadata.LakeFile{f} }
+	commit(1, lf(writeKeyed(t, l, table, 1, false, undoRow{1, "a", 1}, undoRow{2, "b", 2}, undoRow{3, "c", 3})), nil)
+	commit(2, lf(writeKeyed(t, l, table, 2, false, undoRow{1, "a2", 11}, undoRow{3, "c", 3}, undoRow{4, "d", 12})),
+		lf(writeKeyed(t, l, table, 2, true, undoRow{1, "a", 1}, undoRow{2, "b", 2}, undoRow{4, "d", UndoAbsent})))
+	commit(3, lf(writeKeyed(t, l, table, 3, false, undoRow{1, "a3", 21}, undoRow{3, "c", 3}, undoRow{4, "d", 12})),
+		lf(writeKeyed(t, l, table, 3, true, undoRow{1, "a2", 11})))
+	commit(4, lf(writeKeyed(t, l, table, 4, false, undoRow{1, "a3", 21}, undoRow{3, "c", 3}, undoRow{4, "d", 12}, undoRow{5, "e", 31})),
+		lf(writeKeyed(t, l, table, 4, true, undoRow{5, "e", UndoAbsent})))
+	return map[int64][]string{
+		1: {"1=a@1", "2=b@2", "3=c@3"},
+		2: {"1=a2@11", "3=c@3", "4=d@12"},
+		3: {"1=a3@21", "3=c@3", "4=d@12"},
+		4: {"1=a3@21", "3=c@3", "4=d@12", "5=e@31"},
+	}
+}
+
+// Every snapshot of the undo layout reads its own rows: the newest from
+// its files, the older ones from the newest files taken back by the undo
+// files after them (the oldest undo row of a key wins, a marker hides a
+// key added later).
+func TestUndoSnapshotsRead(t *testing.T) {
+	l, _ := testLake(t, true, nil)
+	table := undoTable()
+	want := undoHistory(t, l, table)
+	for id, rows := range want {
+		require.Equal(t, rows, readSnapshot(t, l, table, id), "snapshot %d", id)
+	}
+	files, err := l.SnapshotFiles(bg, table.TableID, 1)
+	require.NoError(t, err)
+	require.Equal(t, []string{"7/data/-/b0/4-0.parquet", "7/data/-/b0/2-undo-0.parquet", "7/data/-/b0/3-undo-0.parquet", "7/data/-/b0/4-undo-0.parquet"}, pathsOf(files))
+
+	// A plain read of an undo file would return rows out of context.
+	_, err = l.OpenFiles(bg, table, files[1:2], ReadOptions{Projection: []int{0}})
+	require.ErrorIs(t, err, metadata.ErrUnsupported)
+	_, err = l.NewUndoFileWriter(testTable(8, []metadata.Column{col("id", metadata.BigIntType())}, nil, nil), "", nil, 0, 1)
+	require.ErrorIs(t, err, metadata.ErrUnsupported, "a log table has no undo files")
+}
+
+func pathsOf(files []metadata.LakeFile) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = f.Path
+	}
+	return out
+}
+
+// Expire keeps what the kept snapshots of the undo layout need: the
+// newest snapshot's data files, the undo files after the oldest kept
+// one, and the data files of every snapshot from the oldest pinned one
+// on; a pin released lets the next call remove them.
+func TestExpireUndoLayout(t *testing.T) {
+	l, _ := testLake(t, true, nil)
+	table := undoTable()
+	want := undoHistory(t, l, table)
+
+	// Snapshot 1 pinned, and the newest kept: everything stays, the
+	// snapshots between are needed to read 1.
+	res, err := l.Expire(bg, table.TableID, 1, []int64{1})
+	require.NoError(t, err)
+	require.Empty(t, res.Snapshots)
+	require.Zero(t, res.Files)
+	// Released: the data files of 1 to 3 go; their undo files read them.
+	res, err = l.Expire(bg, table.TableID, 4, []int64{4})
+	require.NoError(t, err)
+	require.Empty(t, res.Snapshots)
+	require.Equal(t, 3, res.Files, "the data files of snapshots 1 to 3")
+	_, files := lakeState(t, l, table.TableID)
+	require.Equal(t, []string{"7/data/-/b0/2-undo-0.parquet", "7/data/-/b0/3-undo-0.parquet", "7/data/-/b0/4-0.parquet", "7/data/-/b0/4-undo-0.parquet"}, files)
+	for id, rows := range want {
+		require.Equal(t, rows, readSnapshot(t, l, table, id), "snapshot %d", id)
+	}
+	// Two kept: snapshot 3 and 4, and the undo file of 4.
+	res, err = l.Expire(bg, table.TableID, 2, []int64{4})
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 2}, res.Snapshots)
+	snaps, files := lakeState(t, l, table.TableID)
+	require.Equal(t, []int64{3, 4}, snaps)
+	require.Equal(t, []string{"7/data/-/b0/4-0.parquet", "7/data/-/b0/4-undo-0.parquet"}, files)
+	for _, id := range snaps {
+		require.Equal(t, want[id], readSnapshot(t, l, table, id), "snapshot %d", id)
+	}
+	_, err = l.SnapshotFiles(bg, table.TableID, 1)
+	require.ErrorIs(t, err, metadata.ErrNotFound)
+}
+
+// A removal failing at every step (a crash there) leaves every kept
+// snapshot of the undo layout readable; the next call finishes the job.
+func TestExpireUndoFailingAtEveryRemoval(t *testing.T) {
+	table := undoTable()
+	counter := NewFaultFS(NewMemFS())
+	l, _ := testLake(t, true, func(o *Options) { o.FS = counter })
+	want := undoHistory(t, l, table)
+	counter.FailNth(FaultRemove, 0, nil)
+	_, err := l.Expire(bg, table.TableID, 2, nil)
+	require.NoError(t, err)
+	calls := counter.CallsOf(FaultRemove)
+	require.Equal(t, int64(7), calls, "2 manifests, then the data files of 1 to 3 and the undo files of 2 and 3")
+	wantSnaps, wantFiles := lakeState(t, l, table.TableID)
+
+	for n := int64(1); n <= calls; n++ {
+		ffs := NewFaultFS(NewMemFS())
+		l, _ := testLake(t, true, func(o *Options) { o.FS = ffs })
+		undoHistory(t, l, table)
+		ffs.FailNth(FaultRemove, n, syscall.EIO)
+		_, err := l.Expire(bg, table.TableID, 2, nil)
+		require.ErrorIs(t, err, syscall.EIO, "remove %d", n)
+		snaps, _ := lakeState(t, l, table.TableID)
+		for _, id := range snaps {
+			require.Equal(t, want[id], readSnapshot(t, l, table, id), "remove %d: snapshot %d", n, id)
+		}
+		ffs.Disarm()
+		_, err = l.Expire(bg, table.TableID, 2, nil)
+		require.NoError(t, err)
+		snaps, files := lakeState(t, l, table.TableID)
+		require.Equal(t, wantSnaps, snaps, "remove %d", n)
+		require.Equal(t, wantFiles, files, "remove %d", n)
+	}
+}
+
+// A manifest's undo fields are checked: the layout is known, undo files
+// are named and listed as such and belong to the manifest's snapshot,
+// and the stored format says whether the layout is there.
+func TestUndoManifestValidation(t *testing.T) {
+	data := metadata.LakeFile{Path: "7/data/-/b0/2-0.parquet"}
+	undo := metadata.LakeFile{Path: "7/data/-/b0/2-undo-0.parquet"}
+	ok := Manifest{SnapshotID: 2, TableID: 7, Layout: LayoutUndo, Files: []metadata.LakeFile{data}, Undo: []metadata.LakeFile{undo}}
+	require.NoError(t, ok.validate())
+	for _, c := range []struct {
+		what string
+		m    func(Manifest) Manifest
+		err  string
+	}{
+		{"unknown layout", func(m Manifest) Manifest { m.Layout = "mor"; return m }, `unknown layout "mor"`},
+		{"undo without the layout", func(m Manifest) Manifest { m.Layout = ""; return m }, "undo files in layout"},
+		{"undo file among the data files", func(m Manifest) Manifest { m.Files = append(m.Files, undo); m.Undo = nil; return m }, "listed as an undo file: false"},
+		{"data file among the undo files", func(m Manifest) Manifest { m.Undo = []metadata.LakeFile{data}; m.Files = nil; return m }, "listed as an undo file: true"},
+		{"undo file of another snapshot", func(m Manifest) Manifest {
+			m.Undo = []metadata.LakeFile{{Path: "7/data/-/b0/1-undo-0.parquet"}}
+			return m
+		}, "is not of snapshot 2"},
+	} {
+		require.ErrorContains(t, c.m(ok).validate(), c.err, c.what)
+	}
+
+	body, err := encodeManifest(ok)
+	require.NoError(t, err)
+	require.Contains(t, string(body), `"format": 4`)
+	back, err := decodeManifest("m", body)
+	require.NoError(t, err)
+	require.Equal(t, ok.normalized(), back)
+	// Format 3 cannot carry the layout, and format 4 must.
+	body, err = encodeManifestFormat(ok, manifestFormat)
+	require.NoError(t, err)
+	_, err = decodeManifest("m", body)
+	require.ErrorIs(t, err, metadata.ErrCorrupt)
+	plain := Manifest{SnapshotID: 2, TableID: 7, Files: []metadata.LakeFile{data}}
+	body, err = encodeManifestFormat(plain, manifestFormatUndo)
+	require.NoError(t, err)
+	_, err = decodeManifest("m", body)
+	require.ErrorIs(t, err, metadata.ErrCorrupt)
+	body, err = encodeManifest(plain)
+	require.NoError(t, err)
+	require.Contains(t, string(body), `"format": 3`, "a manifest without the layout keeps format 3")
+}
