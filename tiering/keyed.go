@@ -46,7 +46,16 @@ type change struct {
 // snapshot for a bucket never tiered) merged with the changelog of
 // [start, stop) folded per key, written as new sorted files that replace
 // the bucket's previous files.
+//
+// When the previous snapshot held the bucket (files or a tiered offset
+// under its partition's name), the round also writes the bucket's undo
+// files (lake.Manifest.Undo): the previous row of every key it changed
+// or removed, and an absent marker for every key it added, so that the
+// previous snapshot stays readable once its files are superseded.
 func (r *round) tierKeyBucket(p part, tb metadata.TableBucket, files []metadata.LakeFile, tiered bool, start, stop int64) (bucketResult, error) {
+	_, held := r.prevOffsets[bucketKey{p.info.Name, tb.Bucket}]
+	held = held || len(files) > 0
+	fromLake := true // base is the previous snapshot's rows
 	var base rowSource
 	defer func() {
 		if base != nil {
@@ -77,6 +86,7 @@ func (r *round) tierKeyBucket(p part, tb metadata.TableBucket, files []metadata.
 		}
 		if ok {
 			base = src
+			fromLake = false
 			start = off
 			// A snapshot taken after the round read the high watermarks
 			// holds changes past it: the bucket is tiered up to the
@@ -93,16 +103,27 @@ func (r *round) tierKeyBucket(p part, tb metadata.TableBucket, files []metadata.
 		// files stay, the tiered offset moves.
 		return bucketResult{files: files, offset: stop, changed: true}, nil
 	}
+	var undo *sink
+	if held {
+		undo = r.newSink(p, tb.Bucket)
+		undo.undo = true
+	}
 	sink := r.newSink(p, tb.Bucket)
-	if err := r.mergeState(sink, tb.Bucket, base, changes); err != nil {
+	if err := r.mergeState(sink, undo, fromLake, tb.Bucket, base, changes); err != nil {
 		sink.abort()
+		undo.abort()
 		return bucketResult{}, err
 	}
 	added, err := sink.finish()
 	if err != nil {
+		undo.abort()
 		return bucketResult{}, err
 	}
-	return bucketResult{files: added, offset: stop, changed: true}, nil
+	undone, err := undo.finish()
+	if err != nil {
+		return bucketResult{}, err
+	}
+	return bucketResult{files: added, undo: undone, offset: stop, changed: true}, nil
 }
 
 // foldChangelog reads [start, stop) of a bucket's changelog and returns
@@ -169,9 +190,38 @@ func (r *round) foldChangelog(tb metadata.TableBucket, start, stop int64) ([]cha
 
 // mergeState writes base merged with changes (both ascending by key) to
 // the sink: a key's change replaces its base row, a deletion drops it.
-func (r *round) mergeState(sink *sink, bucket int32, base rowSource, changes []change) error {
+// With an undo sink it writes there what takes the new state back to the
+// previous snapshot's: when base is that snapshot's rows (fromLake), the
+// base row of every key changed or deleted and an absent marker for
+// every key added; otherwise (the snapshot held the bucket empty) an
+// absent marker for every row written.
+func (r *round) mergeState(sink, undo *sink, fromLake bool, bucket int32, base rowSource, changes []change) error {
 	out := newRowWriter(r, sink, bucket)
 	defer out.release()
+	var back *rowWriter
+	if undo != nil {
+		back = newRowWriter(r, undo, bucket)
+		defer back.release()
+	}
+	// write adds a row of the new state; added says the previous snapshot
+	// did not hold its key.
+	write := func(row keyedRow, added bool) error {
+		if err := out.add(row); err != nil {
+			return err
+		}
+		if back != nil && (added || !fromLake) {
+			row.offset = lake.UndoAbsent
+			return back.add(row)
+		}
+		return nil
+	}
+	// apply applies the change of a key base does not hold.
+	apply := func(ch change) error {
+		if ch.deleted {
+			return nil
+		}
+		return write(ch.row, true)
+	}
 	i := 0
 	if base != nil {
 		for {
@@ -180,19 +230,28 @@ func (r *round) mergeState(sink *sink, bucket int32, base rowSource, changes []c
 				break
 			}
 			for i < len(changes) && bytes.Compare(changes[i].row.key, row.key) < 0 {
-				if err := out.addChange(changes[i]); err != nil {
+				if err := apply(changes[i]); err != nil {
 					return err
 				}
 				i++
 			}
 			if i < len(changes) && bytes.Equal(changes[i].row.key, row.key) {
-				if err := out.addChange(changes[i]); err != nil {
+				ch := changes[i]
+				i++
+				if back != nil && fromLake {
+					if err := back.add(row); err != nil {
+						return err
+					}
+				}
+				if ch.deleted {
+					continue
+				}
+				if err := write(ch.row, false); err != nil {
 					return err
 				}
-				i++
 				continue
 			}
-			if err := out.add(row); err != nil {
+			if err := write(row, false); err != nil {
 				return err
 			}
 		}
@@ -201,11 +260,17 @@ func (r *round) mergeState(sink *sink, bucket int32, base rowSource, changes []c
 		}
 	}
 	for ; i < len(changes); i++ {
-		if err := out.addChange(changes[i]); err != nil {
+		if err := apply(changes[i]); err != nil {
 			return err
 		}
 	}
-	return out.flush()
+	if err := out.flush(); err != nil {
+		return err
+	}
+	if back != nil {
+		return back.flush()
+	}
+	return nil
 }
 
 // rowWriter builds record batches of keyed rows for a sink.
@@ -219,13 +284,6 @@ type rowWriter struct {
 
 func newRowWriter(r *round, s *sink, bucket int32) *rowWriter {
 	return &rowWriter{r: r, sink: s, bucket: bucket, rb: array.NewRecordBuilder(r.s.opts.Allocator, sysSchema(r.info))}
-}
-
-func (w *rowWriter) addChange(ch change) error {
-	if ch.deleted {
-		return nil
-	}
-	return w.add(ch.row)
 }
 
 func (w *rowWriter) add(row keyedRow) error {

@@ -48,6 +48,7 @@ type round struct {
 // bucketResult is what a round decided for one live bucket.
 type bucketResult struct {
 	files   []metadata.LakeFile
+	undo    []metadata.LakeFile // a primary-key bucket's undo files
 	offset  int64
 	changed bool
 }
@@ -124,6 +125,9 @@ func (r *round) run() (id int64, err error) {
 		return 0, err
 	}
 	next := lake.Manifest{SnapshotID: r.id, TableID: r.info.TableID}
+	if r.info.HasPrimaryKey() {
+		next.Layout = lake.LayoutUndo
+	}
 	changed := false
 	liveNames := map[string]bool{}
 	for _, p := range parts {
@@ -153,6 +157,7 @@ func (r *round) run() (id int64, err error) {
 			}
 			changed = changed || res.changed
 			next.Files = append(next.Files, res.files...)
+			next.Undo = append(next.Undo, res.undo...)
 			next.TieredOffsets = append(next.TieredOffsets, lake.TieredOffset{PartitionID: p.info.ID, PartitionName: p.info.Name, Bucket: tb.Bucket, Offset: res.offset})
 		}
 	}
@@ -323,6 +328,7 @@ type sink struct {
 	r      *round
 	p      part
 	bucket int32
+	undo   bool // writes undo files (lake.Manifest.Undo)
 	w      *lake.FileWriter
 	files  []metadata.LakeFile
 }
@@ -334,7 +340,11 @@ func (s *sink) write(rec arrow.RecordBatch) error {
 		return nil
 	}
 	if s.w == nil {
-		w, err := s.r.s.lk.NewFileWriter(s.r.info, s.p.info.Name, s.p.info.Values, s.bucket, s.r.id)
+		open := s.r.s.lk.NewFileWriter
+		if s.undo {
+			open = s.r.s.lk.NewUndoFileWriter
+		}
+		w, err := open(s.r.info, s.p.info.Name, s.p.info.Values, s.bucket, s.r.id)
 		if err != nil {
 			return err
 		}
@@ -361,8 +371,12 @@ func (s *sink) closeFile() error {
 	return nil
 }
 
-// finish closes the open file and returns every file written.
+// finish closes the open file and returns every file written. A nil
+// sink wrote none.
 func (s *sink) finish() ([]metadata.LakeFile, error) {
+	if s == nil {
+		return nil, nil
+	}
 	if s.w != nil {
 		if err := s.closeFile(); err != nil {
 			return nil, err
@@ -372,7 +386,7 @@ func (s *sink) finish() ([]metadata.LakeFile, error) {
 }
 
 func (s *sink) abort() {
-	if s.w != nil {
+	if s != nil && s.w != nil {
 		s.w.Abort()
 		s.w = nil
 	}
