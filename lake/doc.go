@@ -8,6 +8,7 @@
 // Under the lake root (the engine's <dir>/lake):
 //
 //	<table id>/data/<partition name or "-">/b<bucket>/<snapshot id>-<n>.parquet
+//	<table id>/data/<partition name or "-">/b<bucket>/<snapshot id>-undo-<n>.parquet
 //	<table id>/snapshots/<snapshot id, %020d>.json
 //
 // A data file holds rows of one bucket of one partition: the table's
@@ -18,14 +19,31 @@
 // TIMESTAMP with isAdjustedToUTC for TIMESTAMP_LTZ only, DECIMAL, LIST,
 // MAP, nested groups), so any Parquet reader reads them. Parquet has no
 // second unit: TIME(0) and TIMESTAMP(0) are stored in milliseconds and
-// converted back on read.
+// converted back on read. The first key column of a primary-key table
+// (when it is an integer) and __offset are delta-encoded
+// (DELTA_BINARY_PACKED): both ascend within a file.
+//
+// # Undo layout
+//
+// A primary-key table's snapshots are of the undo layout (Manifest.Layout,
+// manifest format 4): only the newest snapshot's data files hold its rows
+// whole. Each round also writes, per bucket it rewrote that the previous
+// snapshot held, undo files (Manifest.Undo) that take the bucket back to
+// the previous snapshot: the old row of each key changed or removed (of a
+// changed key only the columns the round changed; UndoSameColumn marks
+// the others, written NULL), and a marker (__offset UndoAbsent) for each
+// key added. An older snapshot is read as the newest snapshot's files of
+// the buckets it held, overlaid by the undo files of every snapshot after
+// it (SnapshotFiles, merged by OpenSorted). docs/lake-retention.md gives
+// the reasons and the sizes.
 //
 // # Invariants
 //
-//   - A manifest lists every live file of its snapshot, each bucket's
-//     tiered offset (keyed by partition name and bucket, with the
-//     partition's id) and so the partition names; a reader needs no other
-//     manifest.
+//   - A manifest lists each bucket's tiered offset (keyed by partition
+//     name and bucket, with the partition's id) and so the partition
+//     names. A log table's manifest, and the newest one of a key table,
+//     lists every file of its snapshot; an older key-table snapshot is
+//     read through the manifests after it, which Expire keeps with it.
 //   - Snapshot ids of a table increase from 1; Commit refuses an id not
 //     greater than the latest.
 //   - A manifest is written to a temporary file, synced, renamed into
@@ -38,8 +56,13 @@
 //     (metadata.EncodeOrderedKey), each key once; the writer refuses rows
 //     out of order and records the file's key range in its key-value
 //     metadata. Several files of a bucket are merged k-way, never
-//     concatenated; for a key present in several, the newer snapshot's
-//     file wins.
+//     concatenated; for a key present in several data files, the newer
+//     snapshot's file wins, and an undo file's row beats a data file's
+//     (the older snapshot's undo file first). Undo files are read only
+//     that way: OpenFiles refuses them.
+//   - Expire removes manifests first, then the files no kept snapshot
+//     needs: a crash between leaves only such files, never a kept
+//     snapshot without its files.
 //   - Statistics only ever skip data that cannot match: a missing,
 //     unreadable or NaN-tainted statistic answers "maybe".
 //   - Bytes that do not form a lake file or manifest are ErrCorrupt

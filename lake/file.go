@@ -140,11 +140,17 @@ func (l *Lake) openParquet(table *metadata.TableInfo, lf metadata.LakeFile) (pf 
 func (pf *parquetFile) checkLayout(table *metadata.TableInfo) error {
 	sc := pf.md.Schema
 	pf.cols = fileColumns(table)
+	trailing := numSystemColumns
+	if IsUndoFile(pf.rel) {
+		pf.cols = undoColumns(table)
+		trailing++
+	}
 	root := sc.Root()
 	// A file written under an earlier schema has that schema's data
-	// columns, a prefix of the table's, then the system columns.
+	// columns, a prefix of the table's, then the system columns (and an
+	// undo file UndoSameColumn).
 	n := len(table.Schema.Columns)
-	k := root.NumFields() - numSystemColumns
+	k := root.NumFields() - trailing
 	if k != n && !table.HadWidth(k) {
 		return fmt.Errorf("%d columns, the table's lake files have %d", root.NumFields(), len(pf.cols))
 	}

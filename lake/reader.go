@@ -207,7 +207,9 @@ func (l *Lake) streamOf(ctx context.Context, plan *readPlan, pf *parquetFile, pr
 		return nil, nil
 	}
 	for _, c := range plan.need {
-		if !pf.missing[c] {
+		// UndoSameColumn, past a data file's columns, is read from undo
+		// files only.
+		if c < len(pf.cols) && !pf.missing[c] {
 			s.read = append(s.read, c)
 		}
 	}
@@ -289,7 +291,7 @@ func (s *fileStream) nullMissing(b *batch) {
 		return
 	}
 	for _, c := range s.plan.need {
-		if !s.pf.missing[c] {
+		if c >= len(s.pf.cols) || !s.pf.missing[c] {
 			continue
 		}
 		col := s.pf.cols[c]

@@ -3,6 +3,7 @@ package lake
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -23,6 +24,39 @@ const numSystemColumns = 3
 
 // offsetSystemColumn is the position of __offset among the system columns.
 const offsetSystemColumn = 1
+
+// UndoSameColumn is the last column of an undo file (Manifest.Undo): per
+// row, a bitmap of the table columns (bit i, LSB first in byte i/8, for
+// column i) the row leaves unchanged. Such a column is NULL in the row,
+// and its value is the key's next newer version's: the row of the next
+// undo file holding the key, else of the data files. Undo files store
+// the rows of an update that changed a few columns of a wide row in
+// little more than the key and those columns.
+const UndoSameColumn = "__undo_same"
+
+// undoColumns are the columns of an undo file: the table's columns, all
+// but the key nullable, the system columns, then UndoSameColumn.
+func undoColumns(table *metadata.TableInfo) []metadata.Column {
+	cols := fileColumns(table)
+	key := table.PhysicalKeyIndexes()
+	for i := range table.Schema.Columns {
+		if !slices.Contains(key, i) {
+			cols[i].NotNull = false
+		}
+	}
+	return append(cols, metadata.Column{Name: UndoSameColumn, Type: metadata.BytesType(), NotNull: true})
+}
+
+// UndoSchema is the Arrow schema of the records an undo file's
+// FileWriter takes (engine types, as metadata.DataType.ArrowType gives).
+func UndoSchema(table *metadata.TableInfo) *arrow.Schema {
+	return metadata.ArrowSchema(undoColumns(table))
+}
+
+// UndoSame reports whether bitmap same marks table column i unchanged.
+func UndoSame(same []byte, i int) bool {
+	return i/8 < len(same) && same[i/8]&(1<<(i%8)) != 0
+}
 
 // fileColumns are the columns of a table's lake files: the table's columns,
 // then the system columns.
@@ -57,7 +91,10 @@ func fileType(t metadata.DataType) arrow.DataType {
 
 // fileSchema is the Arrow schema written to the table's lake files.
 func fileSchema(table *metadata.TableInfo) *arrow.Schema {
-	cols := fileColumns(table)
+	return fileSchemaOf(fileColumns(table))
+}
+
+func fileSchemaOf(cols []metadata.Column) *arrow.Schema {
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
 		fields[i] = arrow.Field{Name: c.Name, Type: fileType(c.Type), Nullable: !c.NotNull}

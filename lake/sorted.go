@@ -24,7 +24,9 @@ import (
 // Lake.SnapshotFiles), and among data files the row of the file written
 // for the newer snapshot (the <snapshot id> of its name; then the larger
 // <n>; then the later position in files) wins. A winning undo row that
-// marks its key absent (__offset UndoAbsent) is dropped too.
+// marks its key absent (__offset UndoAbsent) is dropped too, and a
+// column it leaves unchanged (UndoSameColumn) takes its value from the
+// key's next version in that order that sets it.
 //
 // Statistics prune row groups only when the files' key ranges are
 // disjoint: skipping part of a newer file would otherwise resurrect an
@@ -41,7 +43,8 @@ func (l *Lake) OpenSorted(ctx context.Context, table *metadata.TableInfo, files 
 	extra := keyCols
 	undo := slices.ContainsFunc(files, func(f metadata.LakeFile) bool { return IsUndoFile(f.Path) })
 	if undo {
-		extra = append(slices.Clone(keyCols), len(table.Schema.Columns)+offsetSystemColumn)
+		n := len(table.Schema.Columns)
+		extra = append(slices.Clone(keyCols), n+offsetSystemColumn, n+numSystemColumns)
 	}
 	plan, err := newReadPlan(l, table, opts, extra)
 	if err != nil {
@@ -192,12 +195,13 @@ type sortedReader struct {
 	keyTypes []metadata.DataType
 	h        cursorHeap
 
-	// run is the stretch of consecutive rows of one batch being emitted.
-	run struct {
-		c          *cursor
-		b          *batch
-		start, end int
-	}
+	// runs are, per output column, the stretch of consecutive rows of one
+	// batch being emitted.
+	runs []colRun
+	// vs are the versions of the key being merged, the winner first; src
+	// the version each output column is taken from.
+	vs  []*cursor
+	src []*cursor
 	// pending are the slices of the batch being built, per output column.
 	pending [][]arrow.Array
 	keys    [][]byte
@@ -209,11 +213,18 @@ type sortedReader struct {
 	done    bool
 }
 
+// colRun is a stretch [start, end) of rows of batch b.
+type colRun struct {
+	b          *batch
+	start, end int
+}
+
 // load moves c to its next non-empty batch and computes its key; false at
 // the end of the file.
 func (r *sortedReader) load(c *cursor) (bool, error) {
 	for {
 		if c.b != nil {
+			r.closeRunsOf(c.b)
 			c.b.release()
 			c.b = nil
 		}
@@ -254,36 +265,84 @@ func (r *sortedReader) advance(c *cursor) (bool, error) {
 		c.row++
 		return true, r.setKey(c)
 	}
-	if r.run.c == c {
-		r.closeRun()
-	}
 	return r.load(c)
 }
 
-// closeRun turns the current run into slices of the output columns.
-func (r *sortedReader) closeRun() {
-	if r.run.c == nil {
+// closeRun turns output column i's run into a slice of it.
+func (r *sortedReader) closeRun(i int) {
+	run := &r.runs[i]
+	if run.b == nil {
 		return
 	}
-	if r.pending == nil {
-		r.pending = make([][]arrow.Array, len(r.plan.out))
-	}
-	for i, col := range r.plan.out {
-		r.pending[i] = append(r.pending[i], array.NewSlice(r.run.b.cols[col], int64(r.run.start), int64(r.run.end)))
-	}
-	r.run.c, r.run.b = nil, nil
+	r.pending[i] = append(r.pending[i], array.NewSlice(run.b.cols[r.plan.out[i]], int64(run.start), int64(run.end)))
+	*run = colRun{}
 }
 
-// emit adds c's current row to the output.
-func (r *sortedReader) emit(c *cursor) {
-	if r.run.c == c && r.run.b == c.b && r.run.end == c.row {
-		r.run.end++
-	} else {
-		r.closeRun()
-		r.run.c, r.run.b, r.run.start, r.run.end = c, c.b, c.row, c.row+1
+// closeRunsOf closes the runs taken from batch b, before it is released.
+func (r *sortedReader) closeRunsOf(b *batch) {
+	for i := range r.runs {
+		if r.runs[i].b == b {
+			r.closeRun(i)
+		}
 	}
-	r.keys = append(r.keys, c.key)
+}
+
+func (r *sortedReader) closeRuns() {
+	for i := range r.runs {
+		r.closeRun(i)
+	}
+}
+
+// emit adds a row to the output: output column i from the current row of
+// src[i].
+func (r *sortedReader) emit(key []byte, src []*cursor) {
+	if r.runs == nil {
+		r.runs = make([]colRun, len(r.plan.out))
+		r.pending = make([][]arrow.Array, len(r.plan.out))
+	}
+	for i, c := range src {
+		run := &r.runs[i]
+		if run.b == c.b && run.end == c.row {
+			run.end++
+			continue
+		}
+		r.closeRun(i)
+		run.b, run.start, run.end = c.b, c.row, c.row+1
+	}
+	r.keys = append(r.keys, key)
 	r.n++
+}
+
+// same reports whether version c leaves table column col to the key's
+// next version: an undo row marking it in UndoSameColumn.
+func (r *sortedReader) same(c *cursor, col int) (bool, error) {
+	if !c.undo {
+		return false, nil
+	}
+	bits, ok := c.b.cols[r.plan.sysBase+numSystemColumns].(*array.Binary)
+	if !ok {
+		return false, corrupt(c.s.pf.rel, "undo file without "+UndoSameColumn)
+	}
+	return UndoSame(bits.Value(c.row), col), nil
+}
+
+// sourceOf returns the version of the key in r.vs that holds table
+// column col (system columns are the winner's).
+func (r *sortedReader) sourceOf(col int) (*cursor, error) {
+	if col >= r.plan.sysBase {
+		return r.vs[0], nil
+	}
+	for _, v := range r.vs {
+		same, err := r.same(v, col)
+		if err != nil {
+			return nil, err
+		}
+		if !same {
+			return v, nil
+		}
+	}
+	w := r.vs[0]
+	return nil, corrupt(w.s.pf.rel, fmt.Sprintf("an undo row leaves column %s of its key unchanged, and no newer version holds it", r.cols[col].Name))
 }
 
 func (r *sortedReader) Next() bool {
@@ -319,62 +378,93 @@ func (r *sortedReader) Stats() ReadStats { return r.plan.stats }
 
 // fill merges rows until a batch is full or the files are exhausted.
 func (r *sortedReader) fill() error {
-	var row *arrowRow
+	var row *composedRow
 	if r.plan.opts.FilterRows && r.plan.opts.Filter != nil {
-		row = &arrowRow{cols: r.cols}
+		row = &composedRow{r: r}
 	}
 	for r.n < readBatchRows && len(r.h) > 0 {
 		if err := r.ctx.Err(); err != nil {
 			return err
 		}
+		// The versions of the key, the winner first; the others lose, but
+		// for the columns an undo row leaves to them.
 		win := heap.Pop(&r.h).(*cursor)
-		// Older versions of the same key lose.
+		r.vs = append(r.vs[:0], win)
 		for len(r.h) > 0 && bytes.Equal(r.h[0].key, win.key) {
-			old := r.h[0]
-			ok, err := r.advance(old)
-			if err != nil {
-				return err
-			}
-			if ok {
-				heap.Fix(&r.h, 0)
-			} else {
-				heap.Pop(&r.h)
-				old.close()
-			}
+			r.vs = append(r.vs, heap.Pop(&r.h).(*cursor))
 		}
 		gone, err := r.absent(win)
 		if err != nil {
 			return err
 		}
 		keep := !gone
+		if keep {
+			if r.src == nil {
+				r.src = make([]*cursor, len(r.plan.out))
+			}
+			for i, col := range r.plan.out {
+				if r.src[i], err = r.sourceOf(col); err != nil {
+					return err
+				}
+			}
+		}
 		if keep && row != nil {
-			row.b, row.i = win.b, win.row
-			keep = predicate.Test(r.plan.opts.Filter, row)
+			keep, err = row.test()
+			if err != nil {
+				return err
+			}
 		}
 		if keep {
-			r.emit(win)
-		} else {
-			r.closeRun()
+			r.emit(win.key, r.src)
 		}
-		ok, err := r.advance(win)
-		if err != nil {
-			return err
-		}
-		if ok {
-			heap.Push(&r.h, win)
-		} else {
-			if r.run.c == win {
-				r.closeRun()
+		for _, v := range r.vs {
+			ok, err := r.advance(v)
+			if err != nil {
+				return err
 			}
-			win.close()
+			if ok {
+				heap.Push(&r.h, v)
+			} else {
+				v.close()
+			}
 		}
+		clear(r.vs)
 	}
 	return nil
 }
 
+// composedRow is a predicate.Row over the merged row of the key being
+// merged, each column from the version sourceOf names.
+type composedRow struct {
+	r   *sortedReader
+	err error
+}
+
+func (c *composedRow) Value(col int) any {
+	if col < 0 || col >= c.r.plan.sysBase {
+		return nil
+	}
+	v, err := c.r.sourceOf(col)
+	if err != nil {
+		c.err = err
+		return nil
+	}
+	if v.b.cols[col] == nil {
+		return nil
+	}
+	return metadata.ValueAt(v.b.cols[col], c.r.cols[col].Type, v.row)
+}
+
+// test evaluates the read's filter on the row.
+func (c *composedRow) test() (bool, error) {
+	c.err = nil
+	ok := predicate.Test(c.r.plan.opts.Filter, c)
+	return ok, c.err
+}
+
 // flush builds the output batch from the pending slices.
 func (r *sortedReader) flush() (arrow.RecordBatch, error) {
-	r.closeRun()
+	r.closeRuns()
 	cols := make([]arrow.Array, len(r.plan.out))
 	defer func() {
 		for _, c := range cols {
@@ -404,7 +494,7 @@ func (r *sortedReader) flush() (arrow.RecordBatch, error) {
 }
 
 func (r *sortedReader) dropPending() {
-	r.run.c, r.run.b = nil, nil
+	clear(r.runs)
 	for i := range r.pending {
 		for _, p := range r.pending[i] {
 			p.Release()

@@ -4,40 +4,57 @@ import (
 	"fmt"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flusslite/fluss/metadata"
+	"github.com/flusslite/fluss/predicate"
 )
 
-// undoRow is a row of a test undo or data file: id, s and __offset.
+// undoRow is a row of a test undo or data file: id, s, n and __offset;
+// an undo row may leave columns unchanged (same, table column indexes;
+// their values are written as NULL).
 type undoRow struct {
-	id  int64
-	s   string
-	off int64
+	id   int64
+	s    string
+	n    int64
+	off  int64
+	same []int
 }
 
 // writeKeyed writes rows (sorted by id) into a new data or undo file of
-// bucket 0 of table, with the given offsets.
+// bucket 0 of table.
 func writeKeyed(t *testing.T, l *Lake, table *metadata.TableInfo, snap int64, undo bool, rows ...undoRow) metadata.LakeFile {
 	t.Helper()
-	open := l.NewFileWriter
+	open, cols := l.NewFileWriter, fileColumns(table)
 	if undo {
-		open = l.NewUndoFileWriter
+		open, cols = l.NewUndoFileWriter, undoColumns(table)
 	}
+	sc := metadata.ArrowSchema(cols)
 	w, err := open(table, "", nil, 0, snap)
 	require.NoError(t, err)
-	vals := make([][]any, len(rows))
-	for i, r := range rows {
-		vals[i] = []any{r.id, r.s}
+	b := array.NewRecordBuilder(l.opts.Allocator, sc)
+	defer b.Release()
+	for _, r := range rows {
+		vals := []any{r.id, r.s, r.n, int64(0), r.off, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+		var same []byte
+		for _, c := range r.same {
+			vals[c] = nil
+			for len(same) <= c/8 {
+				same = append(same, 0)
+			}
+			same[c/8] |= 1 << (c % 8)
+		}
+		if undo {
+			vals = append(vals, append([]byte{}, same...))
+		}
+		for c, v := range vals {
+			require.NoError(t, metadata.AppendValue(b.Field(c), cols[c].Type, v))
+		}
 	}
-	rec := record(t, l.opts.Allocator, table, 0, vals)
-	off := rec.Column(3).(*array.Int64)
-	for i, r := range rows {
-		// The builder's buffer is the test's to set: the offsets given.
-		off.Int64Values()[i] = r.off
-	}
+	rec := b.NewRecordBatch()
 	err = w.Write(rec)
 	rec.Release()
 	require.NoError(t, err)
@@ -46,9 +63,10 @@ func writeKeyed(t *testing.T, l *Lake, table *metadata.TableInfo, snap int64, un
 	return f
 }
 
-// readSnapshot reads snapshot id of table as rows "id=s@offset", in key
-// order, through SnapshotFiles and the sorted reader.
-func readSnapshot(t *testing.T, l *Lake, table *metadata.TableInfo, id int64) []string {
+// readSnapshot reads snapshot id of table as rows "id=s/n@offset", in key
+// order, through SnapshotFiles and the sorted reader, keeping the rows
+// filter (when not nil) holds for.
+func readSnapshot(t *testing.T, l *Lake, table *metadata.TableInfo, id int64, filter ...predicate.P) []string {
 	t.Helper()
 	files, err := l.SnapshotFiles(bg, table.TableID, id)
 	require.NoError(t, err, "snapshot %d", id)
@@ -56,13 +74,18 @@ func readSnapshot(t *testing.T, l *Lake, table *metadata.TableInfo, id int64) []
 	if len(files) == 0 {
 		return out
 	}
-	sr, err := l.OpenSorted(bg, table, files, ReadOptions{Projection: []int{0, 1}, WithSystemColumns: true})
+	opts := ReadOptions{Projection: []int{0, 1, 2}, WithSystemColumns: true}
+	if len(filter) > 0 {
+		opts.Filter, opts.FilterRows = filter[0], true
+	}
+	sr, err := l.OpenSorted(bg, table, files, opts)
 	require.NoError(t, err)
 	defer sr.Close()
 	for sr.Next() {
 		rec, _ := sr.Batch()
 		for i := range int(rec.NumRows()) {
-			out = append(out, fmt.Sprintf("%d=%s@%d", rec.Column(0).(*array.Int64).Value(i), rec.Column(1).(*array.String).Value(i), rec.Column(3).(*array.Int64).Value(i)))
+			out = append(out, fmt.Sprintf("%d=%s/%d@%d", rec.Column(0).(*array.Int64).Value(i), rec.Column(1).(*array.String).Value(i),
+				rec.Column(2).(*array.Int64).Value(i), rec.Column(4).(*array.Int64).Value(i)))
 		}
 	}
 	require.NoError(t, sr.Err())
@@ -70,16 +93,20 @@ func readSnapshot(t *testing.T, l *Lake, table *metadata.TableInfo, id int64) []
 }
 
 func undoTable() *metadata.TableInfo {
-	return testTable(7, []metadata.Column{col("id", metadata.BigIntType()), col("s", metadata.StringType())}, []string{"id"}, nil)
+	return testTable(7, []metadata.Column{col("id", metadata.BigIntType()), col("s", metadata.StringType()), col("n", metadata.BigIntType())}, []string{"id"}, nil)
 }
 
 // undoHistory commits four snapshots of a key table in the undo layout
 // and returns what each reads:
 //
-//	1: 1=a 2=b 3=c
-//	2: 1=a2 3=c 4=d     (1 updated, 2 deleted, 4 added)
-//	3: 1=a3 3=c 4=d     (1 updated)
-//	4: 1=a3 3=c 4=d 5=e (5 added)
+//	1: 1=a/1 2=b/2 3=c/3
+//	2: 1=a2/1 3=c/3 4=d/4     (s of 1 updated, 2 deleted, 4 added)
+//	3: 1=a2/9 3=c/3 4=d/4     (n of 1 updated)
+//	4: 1=a2/9 3=c/3 4=d/4 5=e/5 (5 added)
+//
+// The undo rows of 1 leave the column the round did not change to the
+// next version, so snapshot 1 takes n of key 1 from snapshot 2's undo
+// row, and snapshot 2 takes s of key 1 from the data file.
 func undoHistory(t *testing.T, l *Lake, table *metadata.TableInfo) map[int64][]string {
 	t.Helper()
 	commit := func(snap int64, files, undo []metadata.LakeFile) {
@@ -87,18 +114,18 @@ func undoHistory(t *testing.T, l *Lake, table *metadata.TableInfo) map[int64][]s
 			TieredOffsets: []TieredOffset{{PartitionID: metadata.NonPartitioned, Offset: 10 * snap}}}))
 	}
 	lf := func(f metadata.LakeFile) []metadata.LakeFile { return []metadata.LakeFile{f} }
-	commit(1, lf(writeKeyed(t, l, table, 1, false, undoRow{1, "a", 1}, undoRow{2, "b", 2}, undoRow{3, "c", 3})), nil)
-	commit(2, lf(writeKeyed(t, l, table, 2, false, undoRow{1, "a2", 11}, undoRow{3, "c", 3}, undoRow{4, "d", 12})),
-		lf(writeKeyed(t, l, table, 2, true, undoRow{1, "a", 1}, undoRow{2, "b", 2}, undoRow{4, "d", UndoAbsent})))
-	commit(3, lf(writeKeyed(t, l, table, 3, false, undoRow{1, "a3", 21}, undoRow{3, "c", 3}, undoRow{4, "d", 12})),
-		lf(writeKeyed(t, l, table, 3, true, undoRow{1, "a2", 11})))
-	commit(4, lf(writeKeyed(t, l, table, 4, false, undoRow{1, "a3", 21}, undoRow{3, "c", 3}, undoRow{4, "d", 12}, undoRow{5, "e", 31})),
-		lf(writeKeyed(t, l, table, 4, true, undoRow{5, "e", UndoAbsent})))
+	commit(1, lf(writeKeyed(t, l, table, 1, false, undoRow{1, "a", 1, 1, nil}, undoRow{2, "b", 2, 2, nil}, undoRow{3, "c", 3, 3, nil})), nil)
+	commit(2, lf(writeKeyed(t, l, table, 2, false, undoRow{1, "a2", 1, 11, nil}, undoRow{3, "c", 3, 3, nil}, undoRow{4, "d", 4, 12, nil})),
+		lf(writeKeyed(t, l, table, 2, true, undoRow{1, "a", 0, 1, []int{2}}, undoRow{2, "b", 2, 2, nil}, undoRow{4, "", 0, UndoAbsent, nil})))
+	commit(3, lf(writeKeyed(t, l, table, 3, false, undoRow{1, "a2", 9, 21, nil}, undoRow{3, "c", 3, 3, nil}, undoRow{4, "d", 4, 12, nil})),
+		lf(writeKeyed(t, l, table, 3, true, undoRow{1, "", 1, 11, []int{1}})))
+	commit(4, lf(writeKeyed(t, l, table, 4, false, undoRow{1, "a2", 9, 21, nil}, undoRow{3, "c", 3, 3, nil}, undoRow{4, "d", 4, 12, nil}, undoRow{5, "e", 5, 31, nil})),
+		lf(writeKeyed(t, l, table, 4, true, undoRow{5, "", 0, UndoAbsent, nil})))
 	return map[int64][]string{
-		1: {"1=a@1", "2=b@2", "3=c@3"},
-		2: {"1=a2@11", "3=c@3", "4=d@12"},
-		3: {"1=a3@21", "3=c@3", "4=d@12"},
-		4: {"1=a3@21", "3=c@3", "4=d@12", "5=e@31"},
+		1: {"1=a/1@1", "2=b/2@2", "3=c/3@3"},
+		2: {"1=a2/1@11", "3=c/3@3", "4=d/4@12"},
+		3: {"1=a2/9@21", "3=c/3@3", "4=d/4@12"},
+		4: {"1=a2/9@21", "3=c/3@3", "4=d/4@12", "5=e/5@31"},
 	}
 }
 
@@ -113,6 +140,12 @@ func TestUndoSnapshotsRead(t *testing.T) {
 	for id, rows := range want {
 		require.Equal(t, rows, readSnapshot(t, l, table, id), "snapshot %d", id)
 	}
+	// A filter tests the merged row: n of key 1 in snapshot 1 is the
+	// undo row's of snapshot 3.
+	n1 := &predicate.Leaf{Op: predicate.Eq, Column: 2, Name: "n", Type: metadata.BigIntType(), Literals: []any{int64(1)}}
+	require.Equal(t, []string{"1=a/1@1"}, readSnapshot(t, l, table, 1, n1))
+	require.Equal(t, []string{"1=a2/1@11"}, readSnapshot(t, l, table, 2, n1))
+	require.Empty(t, readSnapshot(t, l, table, 3, n1))
 	files, err := l.SnapshotFiles(bg, table.TableID, 1)
 	require.NoError(t, err)
 	require.Equal(t, []string{"7/data/-/b0/4-0.parquet", "7/data/-/b0/2-undo-0.parquet", "7/data/-/b0/3-undo-0.parquet", "7/data/-/b0/4-undo-0.parquet"}, pathsOf(files))

@@ -22,7 +22,12 @@
 //     not followed by its +U removes it too. The state is written sorted
 //     by metadata.EncodeOrderedKey of the physical key into new files that
 //     replace the bucket's previous ones (a bucket whose state became
-//     empty has no files).
+//     empty has no files). When the previous snapshot held the bucket (files
+//     or a tiered offset under the partition's name), the same merge writes
+//     the bucket's undo files (lake's undo layout): the previous row of each
+//     key changed (its changed columns) or removed, and an absent marker for
+//     each key added, so that the previous snapshot stays readable once
+//     its files are superseded and removed.
 //
 // A bucket with nothing new keeps its files and tiered offset; every other
 // bucket's tiered offset becomes stop. A bucket never tiered gets its
@@ -59,8 +64,8 @@
 // # Two-phase commit and recovery
 //
 // A round commits in two phases. Phase 1 writes the files and commits the
-// lake's manifest (lake.Commit: atomic, it lists every live file and every
-// bucket's tiered offset). Phase 2 records the snapshot in the engine
+// lake's manifest (lake.Commit: atomic, it lists the snapshot's files, a
+// key table's undo files, and every bucket's tiered offset). Phase 2 records the snapshot in the engine
 // (storage.Engine.CommitLakeSnapshot), which is what readers plan from. A
 // process that stops between the two leaves a manifest newer than the
 // engine's record: Recover (on open) and the table's next round first

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -206,12 +208,11 @@ func (r *round) mergeState(sink, undo *sink, fromLake bool, bucket int32, base r
 	// write adds a row of the new state; added says the previous snapshot
 	// did not hold its key.
 	write := func(row keyedRow, added bool) error {
-		if err := out.add(row); err != nil {
+		if err := out.add(row, nil); err != nil {
 			return err
 		}
 		if back != nil && (added || !fromLake) {
-			row.offset = lake.UndoAbsent
-			return back.add(row)
+			return back.add(r.absentMarker(row), nil)
 		}
 		return nil
 	}
@@ -239,7 +240,11 @@ func (r *round) mergeState(sink, undo *sink, fromLake bool, bucket int32, base r
 				ch := changes[i]
 				i++
 				if back != nil && fromLake {
-					if err := back.add(row); err != nil {
+					var same []byte
+					if !ch.deleted {
+						same = r.unchanged(row, ch.row)
+					}
+					if err := back.add(row, same); err != nil {
 						return err
 					}
 				}
@@ -273,7 +278,57 @@ func (r *round) mergeState(sink, undo *sink, fromLake bool, bucket int32, base r
 	return nil
 }
 
-// rowWriter builds record batches of keyed rows for a sink.
+// absentMarker is the undo row marking row's key absent: the key, NULL
+// elsewhere, __offset lake.UndoAbsent.
+func (r *round) absentMarker(row keyedRow) keyedRow {
+	m := keyedRow{key: row.key, vals: make([]any, len(row.vals)), offset: lake.UndoAbsent, ts: row.ts}
+	for _, c := range r.info.PhysicalKeyIndexes() {
+		m.vals[c] = row.vals[c]
+	}
+	return m
+}
+
+// unchanged returns the lake.UndoSameColumn bitmap of the columns other
+// than the key that old and new hold the same value in (none, nil).
+func (r *round) unchanged(old, new keyedRow) []byte {
+	var same []byte
+	key := r.info.PhysicalKeyIndexes()
+	for c, v := range old.vals {
+		if c < len(new.vals) && !slices.Contains(key, c) && sameValue(v, new.vals[c]) {
+			for len(same) <= c/8 {
+				same = append(same, 0)
+			}
+			same[c/8] |= 1 << (c % 8)
+		}
+	}
+	return same
+}
+
+// sameValue reports whether a and b are the same non-NULL canonical value
+// (metadata's), bit for bit: a float's -0 and 0 differ, as do decimals of
+// another scale. Nested values are never the same: an undo row keeps
+// them.
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return false
+	case float64:
+		y, ok := b.(float64)
+		return ok && math.Float64bits(x) == math.Float64bits(y)
+	case []byte:
+		y, ok := b.([]byte)
+		return ok && bytes.Equal(x, y)
+	case time.Time:
+		y, ok := b.(time.Time)
+		return ok && x.Equal(y)
+	case string, bool, int64, metadata.DecimalValue, metadata.DateValue, metadata.TimeValue:
+		return a == b
+	}
+	return false
+}
+
+// rowWriter builds record batches of keyed rows for a sink: data rows,
+// or undo rows with their lake.UndoSameColumn.
 type rowWriter struct {
 	r      *round
 	sink   *sink
@@ -283,12 +338,20 @@ type rowWriter struct {
 }
 
 func newRowWriter(r *round, s *sink, bucket int32) *rowWriter {
-	return &rowWriter{r: r, sink: s, bucket: bucket, rb: array.NewRecordBuilder(r.s.opts.Allocator, sysSchema(r.info))}
+	schema := sysSchema(r.info)
+	if s.undo {
+		schema = lake.UndoSchema(r.info)
+	}
+	return &rowWriter{r: r, sink: s, bucket: bucket, rb: array.NewRecordBuilder(r.s.opts.Allocator, schema)}
 }
 
-func (w *rowWriter) add(row keyedRow) error {
+// add adds a row; an undo row's columns that same marks are written NULL.
+func (w *rowWriter) add(row keyedRow, same []byte) error {
 	cols := w.r.info.Schema.Columns
 	for c, v := range row.vals {
+		if lake.UndoSame(same, c) {
+			v = nil
+		}
 		if err := metadata.AppendValue(w.rb.Field(c), cols[c].Type, v); err != nil {
 			return fmt.Errorf("column %s: %w", cols[c].Name, err)
 		}
@@ -297,6 +360,9 @@ func (w *rowWriter) add(row keyedRow) error {
 	w.rb.Field(n).(*array.Int32Builder).Append(w.bucket)
 	w.rb.Field(n + 1).(*array.Int64Builder).Append(row.offset)
 	w.rb.Field(n + 2).(*array.TimestampBuilder).Append(arrow.Timestamp(row.ts))
+	if w.sink.undo {
+		w.rb.Field(n + 3).(*array.BinaryBuilder).Append(same)
+	}
 	w.n++
 	if w.n >= outputBatchRows {
 		return w.flush()
