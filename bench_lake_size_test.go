@@ -17,12 +17,13 @@ import (
 // before each round, with the default snapshot retention (10) and with 1,
 // and reports the size of the lake on disk at the end against the size of
 // the readable snapshot (MB-lake, MB-snapshot, and their ratio,
-// x-snapshot): without expiry the lake would hold every round's files. A
-// round rewrites every bucket it changes, so the lake holds about
-// retention snapshots' worth. The rows a round updates are a contiguous
-// run of ids or, in the random variant, a tenth of the ids spread over
-// the key space (a residue class of a random offset each round);
-// docs/lake-retention.md compares layouts on both.
+// x-snapshot): without expiry the lake would hold every round's files.
+// Older snapshots are kept as undo files, the changed column of each
+// updated row, so the lake holds the table plus about retention-1 rounds'
+// changes. The rows a round updates are a contiguous run of ids or, in
+// the random variant, a tenth of the ids spread over the key space (a
+// residue class of a random offset each round); docs/lake-retention.md
+// compares layouts on both.
 //
 //	go test -run X -bench BenchmarkKeyTableLakeSize -benchtime 1x .
 func BenchmarkKeyTableLakeSize(b *testing.B) {
