@@ -109,24 +109,32 @@ func TestExpireFailingAtEveryRemoval(t *testing.T) {
 				TieredOffsets: []TieredOffset{{PartitionID: metadata.NonPartitioned, Offset: snap}}}))
 		}
 	}
+	failEveryRemoval(t, table, pkLike, 12, "6 manifests, then 6 files", func(l *Lake, at string) { checkLive(t, l, table, at) })
+}
+
+// failEveryRemoval runs Expire(retain 2) on the lake setup builds, once
+// whole (it must remove calls files and manifests, for the reason why),
+// then once failing at each removal: after each failure check must hold,
+// and a second call must leave what the whole run left.
+func failEveryRemoval(t *testing.T, table *metadata.TableInfo, setup func(*Lake), calls int64, why string, check func(l *Lake, at string)) {
+	t.Helper()
 	counter := NewFaultFS(NewMemFS())
 	l, _ := testLake(t, true, func(o *Options) { o.FS = counter })
-	pkLike(l)
+	setup(l)
 	counter.FailNth(FaultRemove, 0, nil)
 	_, err := l.Expire(bg, table.TableID, 2, nil)
 	require.NoError(t, err)
-	calls := counter.CallsOf(FaultRemove)
-	require.Equal(t, int64(12), calls, "6 manifests, then 6 files")
+	require.Equal(t, calls, counter.CallsOf(FaultRemove), why)
 	wantSnaps, wantFiles := lakeState(t, l, table.TableID)
 
 	for n := int64(1); n <= calls; n++ {
 		ffs := NewFaultFS(NewMemFS())
 		l, _ := testLake(t, true, func(o *Options) { o.FS = ffs })
-		pkLike(l)
+		setup(l)
 		ffs.FailNth(FaultRemove, n, syscall.EIO)
 		_, err := l.Expire(bg, table.TableID, 2, nil)
 		require.ErrorIs(t, err, syscall.EIO, "remove %d", n)
-		checkLive(t, l, table, ffs.FiredAt())
+		check(l, ffs.FiredAt())
 		ffs.Disarm()
 		_, err = l.Expire(bg, table.TableID, 2, nil)
 		require.NoError(t, err)

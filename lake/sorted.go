@@ -403,7 +403,9 @@ func (r *sortedReader) fill() error {
 				r.src = make([]*cursor, len(r.plan.out))
 			}
 			for i, col := range r.plan.out {
-				if r.src[i], err = r.sourceOf(col); err != nil {
+				if !win.undo {
+					r.src[i] = win // a data row holds every column
+				} else if r.src[i], err = r.sourceOf(col); err != nil {
 					return err
 				}
 			}

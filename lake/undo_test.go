@@ -2,7 +2,6 @@ package lake
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
@@ -208,34 +207,14 @@ func TestExpireUndoLayout(t *testing.T) {
 // snapshot of the undo layout readable; the next call finishes the job.
 func TestExpireUndoFailingAtEveryRemoval(t *testing.T) {
 	table := undoTable()
-	counter := NewFaultFS(NewMemFS())
-	l, _ := testLake(t, true, func(o *Options) { o.FS = counter })
-	want := undoHistory(t, l, table)
-	counter.FailNth(FaultRemove, 0, nil)
-	_, err := l.Expire(bg, table.TableID, 2, nil)
-	require.NoError(t, err)
-	calls := counter.CallsOf(FaultRemove)
-	require.Equal(t, int64(7), calls, "2 manifests, then the data files of 1 to 3 and the undo files of 2 and 3")
-	wantSnaps, wantFiles := lakeState(t, l, table.TableID)
-
-	for n := int64(1); n <= calls; n++ {
-		ffs := NewFaultFS(NewMemFS())
-		l, _ := testLake(t, true, func(o *Options) { o.FS = ffs })
-		undoHistory(t, l, table)
-		ffs.FailNth(FaultRemove, n, syscall.EIO)
-		_, err := l.Expire(bg, table.TableID, 2, nil)
-		require.ErrorIs(t, err, syscall.EIO, "remove %d", n)
+	var want map[int64][]string
+	setup := func(l *Lake) { want = undoHistory(t, l, table) }
+	failEveryRemoval(t, table, setup, 7, "2 manifests, then the data files of 1 to 3 and the undo files of 2 and 3", func(l *Lake, at string) {
 		snaps, _ := lakeState(t, l, table.TableID)
 		for _, id := range snaps {
-			require.Equal(t, want[id], readSnapshot(t, l, table, id), "remove %d: snapshot %d", n, id)
+			require.Equal(t, want[id], readSnapshot(t, l, table, id), "%s: snapshot %d", at, id)
 		}
-		ffs.Disarm()
-		_, err = l.Expire(bg, table.TableID, 2, nil)
-		require.NoError(t, err)
-		snaps, files := lakeState(t, l, table.TableID)
-		require.Equal(t, wantSnaps, snaps, "remove %d", n)
-		require.Equal(t, wantFiles, files, "remove %d", n)
-	}
+	})
 }
 
 // A manifest's undo fields are checked: the layout is known, undo files
