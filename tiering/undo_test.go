@@ -62,7 +62,8 @@ func (e *env) snapshotRows(info metadata.TableInfo, id int64, filter predicate.P
 
 // The rows of every retained snapshot of a key table stay what they were
 // when it committed, round after round of random upserts, deletes and
-// re-inserts, through reopens and partitions dropped and created again:
+// re-inserts, through reopens, an added column and partitions dropped and
+// created again:
 // older snapshots are read through the undo files of the rounds after
 // them, and only the newest snapshot's data files are kept.
 func TestPrimaryKeySnapshotsReadThroughUndo(t *testing.T) {
@@ -86,10 +87,15 @@ func TestPrimaryKeySnapshotsReadThroughUndo(t *testing.T) {
 				}
 			}
 			rng := rand.New(rand.NewPCG(7, uint64(len(partKeys))))
+			added := false // column x, added at round 22
+			var x int64
 			row := func(id int64, v any, n int64, part string) []any {
 				r := []any{int32(id), v, n}
 				if partitioned {
 					r = append(r, part)
+				}
+				if added {
+					r = append(r, x)
 				}
 				return r
 			}
@@ -98,6 +104,9 @@ func TestPrimaryKeySnapshotsReadThroughUndo(t *testing.T) {
 				if partitioned {
 					r = append(r, part)
 				}
+				if added {
+					r = append(r, nil)
+				}
 				return r
 			}
 			committed := map[int64][]string{}
@@ -105,6 +114,23 @@ func TestPrimaryKeySnapshotsReadThroughUndo(t *testing.T) {
 			committedLow := map[int64][]string{}
 			for round := 1; round <= 40; round++ {
 				part := parts[rng.IntN(len(parts))]
+				x = int64(round % 3)
+				if round == 22 {
+					// Snapshots committed before read the new column as NULL;
+					// undo files on both sides of the change take them back.
+					_, err := e.eng.AddColumns(bg, tpath("k"), []metadata.Column{{Name: "x", Type: metadata.BigIntType()}})
+					require.NoError(t, err)
+					added = true
+					for _, states := range []map[int64][]string{committed, committedLow} {
+						for sid, rows := range states {
+							for i, r := range rows {
+								at := strings.LastIndex(r, " @")
+								rows[i] = r[:at] + ",<nil>" + r[at:]
+							}
+							states[sid] = rows
+						}
+					}
+				}
 				for range 1 + rng.IntN(30) {
 					id := int64(rng.IntN(60))
 					if rng.IntN(4) == 0 {
@@ -140,6 +166,7 @@ func TestPrimaryKeySnapshotsReadThroughUndo(t *testing.T) {
 					}
 				}
 			}
+			require.Len(t, e.info("k").Schema.Columns, len(cols)+1, "x was added")
 			// Only the newest snapshot's data files are kept; the others
 			// are undo files.
 			m := e.manifest("k")
