@@ -419,18 +419,18 @@ func (r *sortedReader) fill() error {
 		if keep {
 			r.emit(win.key, r.src)
 		}
-		for _, v := range r.vs {
+		for i, v := range r.vs {
 			ok, err := r.advance(v)
 			if err != nil {
-				return err
+				return err // Close closes the versions still in r.vs
 			}
+			r.vs[i] = nil
 			if ok {
 				heap.Push(&r.h, v)
 			} else {
 				v.close()
 			}
 		}
-		clear(r.vs)
 	}
 	return nil
 }
@@ -518,7 +518,12 @@ func (r *sortedReader) Close() error {
 	for _, c := range r.h {
 		c.close()
 	}
-	r.h = nil
+	for _, c := range r.vs {
+		if c != nil {
+			c.close() // popped for a merge that failed
+		}
+	}
+	r.h, r.vs = nil, nil
 	r.done = true
 	return nil
 }

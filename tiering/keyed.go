@@ -205,6 +205,7 @@ func (r *round) mergeState(sink, undo *sink, fromLake bool, bucket int32, base r
 		back = newRowWriter(r, undo, bucket)
 		defer back.release()
 	}
+	key := r.info.PhysicalKeyIndexes()
 	// write adds a row of the new state; added says the previous snapshot
 	// did not hold its key.
 	write := func(row keyedRow, added bool) error {
@@ -212,7 +213,7 @@ func (r *round) mergeState(sink, undo *sink, fromLake bool, bucket int32, base r
 			return err
 		}
 		if back != nil && (added || !fromLake) {
-			return back.add(r.absentMarker(row), nil)
+			return back.add(absentMarker(key, row), nil)
 		}
 		return nil
 	}
@@ -242,7 +243,7 @@ func (r *round) mergeState(sink, undo *sink, fromLake bool, bucket int32, base r
 				if back != nil && fromLake {
 					var same []byte
 					if !ch.deleted {
-						same = r.unchanged(row, ch.row)
+						same = unchanged(key, row, ch.row)
 					}
 					if err := back.add(row, same); err != nil {
 						return err
@@ -278,11 +279,11 @@ func (r *round) mergeState(sink, undo *sink, fromLake bool, bucket int32, base r
 	return nil
 }
 
-// absentMarker is the undo row marking row's key absent: the key, NULL
-// elsewhere, __offset lake.UndoAbsent.
-func (r *round) absentMarker(row keyedRow) keyedRow {
+// absentMarker is the undo row marking row's key absent: the key columns
+// (table column indexes key), NULL elsewhere, __offset lake.UndoAbsent.
+func absentMarker(key []int, row keyedRow) keyedRow {
 	m := keyedRow{key: row.key, vals: make([]any, len(row.vals)), offset: lake.UndoAbsent, ts: row.ts}
-	for _, c := range r.info.PhysicalKeyIndexes() {
+	for _, c := range key {
 		m.vals[c] = row.vals[c]
 	}
 	return m
@@ -290,9 +291,8 @@ func (r *round) absentMarker(row keyedRow) keyedRow {
 
 // unchanged returns the lake.UndoSameColumn bitmap of the columns other
 // than the key that old and new hold the same value in (none, nil).
-func (r *round) unchanged(old, new keyedRow) []byte {
+func unchanged(key []int, old, new keyedRow) []byte {
 	var same []byte
-	key := r.info.PhysicalKeyIndexes()
 	for c, v := range old.vals {
 		if c < len(new.vals) && !slices.Contains(key, c) && sameValue(v, new.vals[c]) {
 			for len(same) <= c/8 {
