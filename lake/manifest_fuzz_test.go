@@ -17,6 +17,15 @@ func FuzzManifest(f *testing.F) {
 	valid := `{"snapshot_id":1,"table_id":1,"files":[{"path":"1/data/-/b0/1-0.parquet","bucket":0,"row_count":3,"size_bytes":100}],` +
 		`"tiered_offsets":[{"partition_id":-1,"bucket":0,"offset":3}],"committed_at":"2026-01-01T00:00:00Z"}`
 	f.Add([]byte(valid))
+	// A whole stored manifest of the undo layout, checksum included.
+	undo, err := encodeManifest(Manifest{SnapshotID: 1, TableID: 1, Layout: LayoutUndo,
+		Files:         []metadata.LakeFile{{Path: "1/data/-/b0/1-0.parquet", RowCount: 3}},
+		Undo:          []metadata.LakeFile{{Path: "1/data/-/b0/1-undo-0.parquet", RowCount: 1}},
+		TieredOffsets: []TieredOffset{{PartitionID: metadata.NonPartitioned, Offset: 3}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(undo)
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"snapshot_id":1,"table_id":1,"files":null}`))
 	f.Add([]byte(`{"snapshot_id":-1}`))
