@@ -89,26 +89,23 @@ func TestPrimaryKeySnapshotsReadThroughUndo(t *testing.T) {
 			rng := rand.New(rand.NewPCG(7, uint64(len(partKeys))))
 			added := false // column x, added at round 22
 			var x int64
-			row := func(id int64, v any, n int64, part string) []any {
+			// row is a row to write: id, v, n, then dt and x where the
+			// table has them; key the same for a delete, v, n and x NULL.
+			row := func(id int64, v any, n any, part string) []any {
 				r := []any{int32(id), v, n}
 				if partitioned {
 					r = append(r, part)
 				}
 				if added {
-					r = append(r, x)
+					var xv any
+					if v != nil {
+						xv = x
+					}
+					r = append(r, xv)
 				}
 				return r
 			}
-			key := func(id int64, part string) []any {
-				r := []any{int32(id), nil, nil}
-				if partitioned {
-					r = append(r, part)
-				}
-				if added {
-					r = append(r, nil)
-				}
-				return r
-			}
+			key := func(id int64, part string) []any { return row(id, nil, nil, part) }
 			committed := map[int64][]string{}
 			filter := &predicate.Leaf{Op: predicate.Lt, Column: 2, Name: "n", Type: metadata.BigIntType(), Literals: []any{int64(500)}}
 			committedLow := map[int64][]string{}
@@ -146,7 +143,7 @@ func TestPrimaryKeySnapshotsReadThroughUndo(t *testing.T) {
 					require.NoError(t, e.eng.DropPartition(bg, tpath("k"), map[string]string{"dt": "p2"}, false))
 					_, err := e.eng.CreatePartition(bg, tpath("k"), map[string]string{"dt": "p2"}, false)
 					require.NoError(t, err)
-					e.upsert("k", row(1, "again", 1, "p2"))
+					e.upsert("k", row(1, "again", int64(1), "p2"))
 				case round%9 == 0:
 					_, err := e.eng.TakeKvSnapshots(bg, tpath("k"))
 					require.NoError(t, err)
