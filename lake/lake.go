@@ -31,6 +31,10 @@ type Lake struct {
 		// manifests caches the newest manifest read or committed per
 		// table; manifests are immutable once committed.
 		manifests map[int64]Manifest
+		// latest is the newest snapshot id per table, as this lake last
+		// listed or committed it: only Commit adds manifests, and Expire
+		// never removes the newest.
+		latest map[int64]int64
 		// fileSeq is the next <n> of a data file name, per directory and
 		// snapshot id.
 		fileSeq map[string]int
@@ -66,6 +70,7 @@ func Open(opts Options) (*Lake, error) {
 		l.root = "lake"
 	}
 	l.mu.manifests = map[int64]Manifest{}
+	l.mu.latest = map[int64]int64{}
 	l.mu.fileSeq = map[string]int{}
 	l.mu.swept = map[int64]sweepState{}
 	return l, nil
@@ -108,6 +113,7 @@ func (l *Lake) DropTable(tableID int64) error {
 	defer l.commitMu.Unlock()
 	l.mu.Lock()
 	delete(l.mu.manifests, tableID)
+	delete(l.mu.latest, tableID)
 	l.mu.Unlock()
 	if _, err := l.removeTableFiles(tableID); err != nil {
 		return fmt.Errorf("lake: drop table %d: %w", tableID, err)

@@ -305,6 +305,7 @@ func (l *Lake) Commit(ctx context.Context, m Manifest) error {
 		l.fs.Remove(tmp)
 		return fmt.Errorf("lake: commit manifest of table %d snapshot %d: %w", m.TableID, m.SnapshotID, err)
 	}
+	l.setLatest(m.TableID, m.SnapshotID)
 	if l.opts.Sync {
 		if err := l.fs.SyncDir(dir); err != nil {
 			return fmt.Errorf("lake: sync %s: %w", dir, err)
@@ -425,7 +426,24 @@ func (l *Lake) latestID(tableID int64) (int64, bool, error) {
 	if err != nil || len(ids) == 0 {
 		return 0, false, err
 	}
-	return ids[len(ids)-1], true, nil
+	id := ids[len(ids)-1]
+	l.setLatest(tableID, id)
+	return id, true, nil
+}
+
+func (l *Lake) setLatest(tableID, id int64) {
+	l.mu.Lock()
+	l.mu.latest[tableID] = max(l.mu.latest[tableID], id)
+	l.mu.Unlock()
+}
+
+// knownLatest returns the newest snapshot id of the table as this lake
+// last listed or committed it, without reading the directory.
+func (l *Lake) knownLatest(tableID int64) (int64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	id, ok := l.mu.latest[tableID]
+	return id, ok
 }
 
 // LatestManifest returns the table's newest committed snapshot; ok is false

@@ -33,6 +33,11 @@ func (l *Lake) SnapshotFiles(ctx context.Context, tableID, snapshotID int64) ([]
 	if m.Layout != LayoutUndo {
 		return m.Files, nil
 	}
+	if id, ok := l.knownLatest(tableID); ok && id == snapshotID {
+		// The common case, the readable snapshot, without listing the
+		// snapshots directory on every plan.
+		return m.Files, nil
+	}
 	latest, ok, err := l.LatestManifest(ctx, tableID)
 	if err != nil {
 		return nil, err

@@ -451,10 +451,10 @@ func (w *FileWriter) Abort() error {
 
 // columnEncodings picks encodings where the defaults (a dictionary, else
 // plain values) waste space: the first column of a primary-key table's
-// key when it is an integer, which ascends in every file, and __offset, which ascends in
-// a log table's files and mostly in a key table's, are written as deltas
-// (DELTA_BINARY_PACKED) without a dictionary. For a key table that halves
-// the files, and its undo files more.
+// key when it is an integer, which ascends in every file, and __offset,
+// which ascends in a log table's files and mostly in a key table's, are
+// written as deltas (DELTA_BINARY_PACKED) without a dictionary. For a key
+// table that halves the files, and its undo files more.
 func columnEncodings(table *metadata.TableInfo) []parquet.WriterProperty {
 	var out []parquet.WriterProperty
 	delta := func(name string) {
