@@ -237,15 +237,14 @@ func (m Manifest) validate() error {
 
 // normalized returns a copy of m with its lists in their canonical order.
 func (m Manifest) normalized() Manifest {
-	m.Files = slices.Clone(m.Files)
-	slices.SortFunc(m.Files, func(a, b metadata.LakeFile) int {
+	byBucket := func(a, b metadata.LakeFile) int {
 		return cmp.Or(cmp.Compare(a.PartitionName, b.PartitionName), cmp.Compare(a.Bucket, b.Bucket), cmp.Compare(a.Path, b.Path))
-	})
+	}
+	m.Files = slices.Clone(m.Files)
+	slices.SortFunc(m.Files, byBucket)
 	if m.Undo != nil {
 		m.Undo = slices.Clone(m.Undo)
-		slices.SortFunc(m.Undo, func(a, b metadata.LakeFile) int {
-			return cmp.Or(cmp.Compare(a.PartitionName, b.PartitionName), cmp.Compare(a.Bucket, b.Bucket), cmp.Compare(a.Path, b.Path))
-		})
+		slices.SortFunc(m.Undo, byBucket)
 	}
 	m.TieredOffsets = slices.Clone(m.TieredOffsets)
 	slices.SortFunc(m.TieredOffsets, func(a, b TieredOffset) int {
